@@ -1,0 +1,54 @@
+# backfill: safe backfills and replays inside PostgreSQL
+#
+#   make            build the extension (PGXS)
+#   make test       install what is missing, build, install, run every suite
+#                   against a throwaway cluster
+#   make demo       the same set-up, then the demo
+#   make bench      the same set-up, then the side-by-side benchmark
+
+EXTENSION = backfill
+DATA = backfill--1.0.sql
+MODULE_big = backfill
+OBJS = \
+	src/backfill.o \
+	src/spi_util.o \
+	src/rowhash.o \
+	src/relation.o \
+	src/fingerprint.o \
+	src/diff.o \
+	src/validate.o \
+	src/log.o
+
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+
+# pg_regress: readable examples of the SQL API (sql/ -> expected/)
+REGRESS = fingerprint diff assert_unique reconcile log
+REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUTDIR)
+REGRESS_OUTDIR ?= .
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifeq ($(PGXS),)
+# No server headers yet: only the targets that install them work.
+all install installcheck:
+	@echo "PostgreSQL server development files are missing: run 'make test' (it installs them)" >&2; exit 1
+else
+include $(PGXS)
+endif
+
+.PHONY: test demo bench deps
+
+deps:
+	@scripts/deps.sh
+
+test:
+	@scripts/deps.sh
+	@scripts/with_cluster.sh scripts/run_tests.sh
+
+demo:
+	@scripts/deps.sh
+	@scripts/with_cluster.sh scripts/run_demo.sh
+
+bench:
+	@scripts/deps.sh
+	@scripts/with_cluster.sh scripts/run_bench.sh

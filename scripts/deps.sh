@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# scripts/deps.sh: install what `make test`, `make demo` and `make bench` need, if missing.
+#
+# Debian 12 packages only; runs apt-get as root, or through sudo for another user.
+set -euo pipefail
+
+PGVER=${PGVER:-15}
+packages=(
+	"postgresql-$PGVER"
+	"postgresql-server-dev-$PGVER"
+	"postgresql-$PGVER-pgtap"
+	"postgresql-$PGVER-cron"
+	libtap-parser-sourcehandler-pgtap-perl
+	libipc-run-perl
+	build-essential
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=()
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO=(sudo)
+else
+	echo "deps: missing packages (${missing[*]}) and neither root nor sudo" >&2
+	exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Debian's postgresql-common would create and start a 'main' cluster on install:
+# ours are throwaway clusters, so keep it from creating one.
+if [ ! -e /etc/postgresql-common/createcluster.conf ] || ! grep -q '^create_main_cluster *= *false' /etc/postgresql-common/createcluster.conf; then
+	"${SUDO[@]}" mkdir -p /etc/postgresql-common/createcluster.d
+	echo 'create_main_cluster = false' | "${SUDO[@]}" tee /etc/postgresql-common/createcluster.d/backfill-no-main.conf >/dev/null
+fi
+# ... and keep apt from starting any service while it installs.
+policy_added=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee /usr/sbin/policy-rc.d >/dev/null
+	"${SUDO[@]}" chmod +x /usr/sbin/policy-rc.d
+	policy_added=1
+fi
+cleanup() { [ "$policy_added" -eq 1 ] && "${SUDO[@]}" rm -f /usr/sbin/policy-rc.d; return 0; }
+trap cleanup EXIT
+"${SUDO[@]}" apt-get update -qq
+"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps: done"

@@ -1,0 +1,33 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/compat.h
+ *		Shims over the server APIs that differ between PostgreSQL 15, 16 and 17
+ *		only in their names.
+ *
+ * Everything version-dependent goes through here, so the rest of the code
+ * reads as if there were one server version.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_COMPAT_H
+#define BACKFILL_COMPAT_H
+
+#include "postgres.h"
+
+#include "catalog/pg_class.h"
+#include "utils/acl.h"
+
+#if PG_VERSION_NUM < 150000
+#error "backfill needs PostgreSQL 15 or later"
+#endif
+
+/* Does roleid own relation relid? */
+#if PG_VERSION_NUM >= 160000
+#define BackfillRelOwnerCheck(relid, roleid) \
+	object_ownercheck(RelationRelationId, (relid), (roleid))
+#else
+#define BackfillRelOwnerCheck(relid, roleid) \
+	pg_class_ownercheck((relid), (roleid))
+#endif
+
+#endif							/* BACKFILL_COMPAT_H */

@@ -1,0 +1,498 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/diff.c
+ *		backfill_diff: the rows two queries disagree on, matched on a key.
+ *
+ * Both queries run once each, on the caller's snapshot, through a
+ * DestReceiver that hashes rows as the executor produces them (rowhash.c):
+ *
+ * 1. every row of a goes into a hash table as (key hash, row hash);
+ * 2. every row of b is looked up: a key a lacks is 'added' (emitted at once),
+ *    a key whose row hash differs is 'changed' (b's row kept for step 3);
+ * 3. only if a key of a was missing from b or changed, a runs a second time
+ *    to emit 'removed' rows and the a side of 'changed' ones.
+ *
+ * Memory is one 32-byte entry per key of a plus the rows that differ;
+ * identical rows cost two hashes and never become jsonb.  Keys are compared
+ * by their values' representation (rowhash.c), as pg_dump would write them.
+ *
+ * A key seen twice on one side is an error: a diff on a key that is not
+ * unique pairs rows arbitrarily and silently lies.  Since keys are compared
+ * by a 64-bit hash, a repeated hash is first confirmed with a second,
+ * independent hash family before it is reported; and a 'changed' pair is
+ * emitted only after its two keys compare equal as values, so a hash
+ * collision can neither invent a duplicate nor pair two different keys.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "rowhash.h"
+#include "spi_util.h"
+
+#define IN_A		0x01
+#define IN_B		0x02
+
+typedef struct DiffEntry
+{
+	uint64		key;			/* hash of the key columns */
+	uint64		rowa;			/* hash of a's row */
+	uint64		rowb;			/* hash of b's row */
+	int32		bidx;			/* b's row in DiffState.brows, or -1 */
+	uint8		flags;
+	char		status;			/* for simplehash */
+} DiffEntry;
+
+#define SH_PREFIX		difftab
+#define SH_ELEMENT_TYPE DiffEntry
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			key
+#define SH_HASH_KEY(tb, k)	((uint32) (k))
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* One side of the diff: its query and how to read its rows. */
+typedef struct DiffSide
+{
+	const char *name;			/* "a" or "b" */
+	SPIPlanPtr	plan;
+	TupleDesc	desc;			/* blessed copy of the result row type */
+	TupleDesc	keydesc;		/* blessed row type of the key columns */
+	int			nkeys;
+	int		   *keyidx;			/* key columns, in key order */
+	int		   *rowidx;			/* all columns, in a's order */
+	BackfillRowHasher *keyhash;
+	BackfillRowHasher *rowhash;
+} DiffSide;
+
+/* A row of b kept until a's row is read again. */
+typedef struct DiffKept
+{
+	Jsonb	   *key;
+	Jsonb	   *row;
+} DiffKept;
+
+typedef struct DiffState
+{
+	DiffSide	a;
+	DiffSide	b;
+	difftab_hash *tab;
+	DiffKept   *brows;
+	int			nbrows;
+	int			maxbrows;
+	uint64		pending;		/* keys of a that must be read again */
+	Tuplestorestate *out;
+	TupleDesc	outdesc;
+	MemoryContext cxt;			/* lives for the whole call */
+	MemoryContext rowcxt;		/* reset after each row */
+	/* set when a key hash repeats on one side */
+	const char *dupside;
+	Jsonb	   *dupkey;
+} DiffState;
+
+typedef enum DiffPass
+{
+	PASS_BUILD,					/* read a, fill the table */
+	PASS_PROBE,					/* read b, emit 'added', keep 'changed' */
+	PASS_REREAD					/* read a again, emit 'removed' and 'changed' */
+} DiffPass;
+
+typedef struct DiffReceiver
+{
+	DestReceiver pub;
+	DiffState  *st;
+	DiffPass	pass;
+} DiffReceiver;
+
+/* The columns idx[0..n-1] of the row in slot, as a jsonb object. */
+static Jsonb *
+SlotToJsonb(TupleTableSlot *slot, TupleDesc desc, int n, const int *idx)
+{
+	Datum	   *values = palloc(sizeof(Datum) * n);
+	bool	   *nulls = palloc(sizeof(bool) * n);
+	HeapTuple	tuple;
+	Datum		json;
+
+	slot_getallattrs(slot);
+	for (int i = 0; i < n; i++)
+	{
+		values[i] = slot->tts_values[idx[i]];
+		nulls[i] = slot->tts_isnull[idx[i]];
+	}
+	tuple = heap_form_tuple(desc, values, nulls);
+	json = DirectFunctionCall1(row_to_json, HeapTupleGetDatum(tuple));
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+											  CStringGetDatum(TextDatumGetCString(json))));
+}
+
+/* Append one result row. */
+static void
+Emit(DiffState *st, const char *change, Jsonb *key, Jsonb *arow, Jsonb *brow)
+{
+	Datum		values[4];
+	bool		nulls[4] = {false, false, arow == NULL, brow == NULL};
+
+	values[0] = CStringGetTextDatum(change);
+	values[1] = JsonbPGetDatum(key);
+	values[2] = arow ? JsonbPGetDatum(arow) : (Datum) 0;
+	values[3] = brow ? JsonbPGetDatum(brow) : (Datum) 0;
+	tuplestore_putvalues(st->out, st->outdesc, values, nulls);
+}
+
+/* Remember a repeated key hash on one side and stop reading. */
+static bool
+NoteDuplicate(DiffState *st, DiffSide *side, TupleTableSlot *slot)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	st->dupside = side->name;
+	st->dupkey = SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+	MemoryContextSwitchTo(old);
+	return false;
+}
+
+/* Handle one row of a query, as the pass requires. */
+static bool
+DiffReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	DiffReceiver *r = (DiffReceiver *) self;
+	DiffState  *st = r->st;
+	DiffSide   *side = (r->pass == PASS_PROBE) ? &st->b : &st->a;
+	uint64		key = BackfillHashRow(side->keyhash, slot);
+	uint64		row = BackfillHashRow(side->rowhash, slot);
+	DiffEntry  *e;
+	bool		found;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+
+	switch (r->pass)
+	{
+		case PASS_BUILD:
+			e = difftab_insert(st->tab, key, &found);
+			if (found)
+				return NoteDuplicate(st, side, slot);
+			e->rowa = row;
+			e->bidx = -1;
+			e->flags = IN_A;
+			return true;
+
+		case PASS_PROBE:
+			e = difftab_insert(st->tab, key, &found);
+			if (!found)
+			{
+				e->flags = IN_B;
+				e->rowb = row;
+				e->bidx = -1;
+				old = MemoryContextSwitchTo(st->rowcxt);
+				Emit(st, "added",
+					 SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx),
+					 NULL,
+					 SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx));
+				MemoryContextSwitchTo(old);
+				MemoryContextReset(st->rowcxt);
+				return true;
+			}
+			if (e->flags & IN_B)
+				return NoteDuplicate(st, side, slot);
+			e->flags |= IN_B;
+			e->rowb = row;
+			if (e->rowa != row)
+			{
+				if (st->nbrows == st->maxbrows)
+				{
+					st->maxbrows = Max(64, st->maxbrows * 2);
+					st->brows = repalloc_huge(st->brows, sizeof(DiffKept) * st->maxbrows);
+				}
+				old = MemoryContextSwitchTo(st->cxt);
+				st->brows[st->nbrows].key =
+					SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+				st->brows[st->nbrows].row =
+					SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
+				MemoryContextSwitchTo(old);
+				e->bidx = st->nbrows++;
+			}
+			return true;
+
+		case PASS_REREAD:
+			e = difftab_lookup(st->tab, key);
+			if (e == NULL || !(e->flags & IN_A) || e->rowa != row)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("query a returned different rows when read a second time"),
+						 errhint("backfill_diff reads a twice when they differ: the query must return the same rows each time (no random(), no LIMIT without ORDER BY).")));
+			if ((e->flags & IN_B) && e->rowa == e->rowb)
+				return true;
+			old = MemoryContextSwitchTo(st->rowcxt);
+			{
+				Jsonb	   *akey = SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+				Jsonb	   *arow = SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
+
+				if (!(e->flags & IN_B))
+					Emit(st, "removed", akey, arow, NULL);
+				else if (compareJsonbContainers(&akey->root, &st->brows[e->bidx].key->root) == 0)
+					Emit(st, "changed", akey, arow, st->brows[e->bidx].row);
+				else
+				{
+					/* two different keys with one hash: not a pair */
+					Emit(st, "removed", akey, arow, NULL);
+					Emit(st, "added", st->brows[e->bidx].key, NULL, st->brows[e->bidx].row);
+				}
+			}
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(st->rowcxt);
+			st->pending--;
+			return true;
+	}
+	pg_unreachable();
+}
+
+/* Nothing to set up per execution: the sides were prepared before. */
+static void
+DiffStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+/* Nothing to flush. */
+static void
+DiffShutdown(DestReceiver *self)
+{
+}
+
+/* Nothing to free. */
+static void
+DiffDestroy(DestReceiver *self)
+{
+}
+
+/* Prepare one side's query and find its key columns. */
+static void
+PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
+{
+	TupleDesc	desc;
+	int			i = 0;
+	ListCell   *lc;
+
+	side->name = name;
+	side->plan = BackfillPrepare(query, 0, NULL, name);
+	desc = BackfillPlanResultDesc(side->plan);
+	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+
+	/* names must be unique for columns to be matched by name */
+	for (int c = 0; c < desc->natts; c++)
+		for (int d = c + 1; d < desc->natts; d++)
+			if (strcmp(NameStr(TupleDescAttr(desc, c)->attname),
+					   NameStr(TupleDescAttr(desc, d)->attname)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("query %s returns column \"%s\" more than once", name,
+								NameStr(TupleDescAttr(desc, c)->attname)),
+						 errhint("Give the columns distinct names with AS: they are matched by name.")));
+
+	side->nkeys = list_length(keys);
+	side->keyidx = palloc(sizeof(int) * side->nkeys);
+	side->keydesc = CreateTemplateTupleDesc(side->nkeys);
+	foreach(lc, keys)
+	{
+		const char *key = (const char *) lfirst(lc);
+		int			found = -1;
+
+		for (int c = 0; c < desc->natts; c++)
+			if (strcmp(NameStr(TupleDescAttr(desc, c)->attname), key) == 0)
+				found = c;
+		if (found < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("key column \"%s\" is not a column of query %s", key, name)));
+		side->keyidx[i] = found;
+		TupleDescCopyEntry(side->keydesc, i + 1, desc, found + 1);
+		i++;
+	}
+	side->keydesc = BlessTupleDesc(side->keydesc);
+}
+
+/* Match b's columns to a's by name and type; a and b must return the same columns. */
+static void
+MatchColumns(DiffSide *a, DiffSide *b)
+{
+	TupleDesc	ad = a->desc;
+	TupleDesc	bd = b->desc;
+
+	a->rowidx = palloc(sizeof(int) * ad->natts);
+	b->rowidx = palloc(sizeof(int) * ad->natts);
+	for (int c = 0; c < ad->natts; c++)
+	{
+		Form_pg_attribute aa = TupleDescAttr(ad, c);
+		int			found = -1;
+
+		for (int d = 0; d < bd->natts; d++)
+			if (strcmp(NameStr(aa->attname), NameStr(TupleDescAttr(bd, d)->attname)) == 0)
+				found = d;
+		if (found < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("queries a and b return different columns"),
+					 errdetail("Column \"%s\" of query a is not a column of query b.",
+							   NameStr(aa->attname))));
+		if (TupleDescAttr(bd, found)->atttypid != aa->atttypid)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" is of type %s in query a but %s in query b",
+							NameStr(aa->attname), format_type_be(aa->atttypid),
+							format_type_be(TupleDescAttr(bd, found)->atttypid)),
+					 errhint("Cast one side so both return the same type.")));
+		a->rowidx[c] = c;
+		b->rowidx[c] = found;
+	}
+	if (bd->natts != ad->natts)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("queries a and b return different columns"),
+				 errdetail("Query a returns %d columns, query b %d.", ad->natts, bd->natts)));
+
+	/* b's rows are shown and hashed in a's column order */
+	{
+		TupleDesc	ordered = CreateTemplateTupleDesc(ad->natts);
+
+		for (int c = 0; c < ad->natts; c++)
+			TupleDescCopyEntry(ordered, c + 1, bd, b->rowidx[c] + 1);
+		b->desc = BlessTupleDesc(ordered);
+	}
+}
+
+/* Run the query of one side through the receiver for one pass. */
+static void
+RunPass(DiffState *st, DiffPass pass)
+{
+	DiffReceiver r;
+
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = DiffReceive;
+	r.pub.rStartup = DiffStartup;
+	r.pub.rShutdown = DiffShutdown;
+	r.pub.rDestroy = DiffDestroy;
+	r.pub.mydest = DestNone;
+	r.st = st;
+	r.pass = pass;
+	BackfillRunToDest(pass == PASS_PROBE ? st->b.plan : st->a.plan, NULL, true,
+					  (DestReceiver *) &r);
+}
+
+/* One whole diff with one hash family; false when a key hash repeated on a side. */
+static bool
+DiffWithSeed(DiffState *st, uint64 seed)
+{
+	DiffSide   *sides[2] = {&st->a, &st->b};
+	difftab_iterator it;
+	DiffEntry  *e;
+
+	for (int s = 0; s < 2; s++)
+	{
+		sides[s]->keyhash->seed = seed;
+		sides[s]->rowhash->seed = seed;
+	}
+	st->tab = difftab_create(st->cxt, 1024, NULL);
+	st->nbrows = 0;
+	st->dupside = NULL;
+	tuplestore_clear(st->out);
+
+	RunPass(st, PASS_BUILD);
+	if (st->dupside)
+		return false;
+	RunPass(st, PASS_PROBE);
+	if (st->dupside)
+		return false;
+
+	st->pending = 0;
+	difftab_start_iterate(st->tab, &it);
+	while ((e = difftab_iterate(st->tab, &it)) != NULL)
+		if ((e->flags & IN_A) && (!(e->flags & IN_B) || e->rowa != e->rowb))
+			st->pending++;
+	if (st->pending > 0)
+	{
+		RunPass(st, PASS_REREAD);
+		if (st->pending != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("query a returned different rows when read a second time"),
+					 errhint("backfill_diff reads a twice when they differ: the query must return the same rows each time.")));
+	}
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(backfill_diff);
+
+/*
+ * backfill_diff(a text, b text, key text[])
+ *		RETURNS TABLE(change text, key jsonb, a_row jsonb, b_row jsonb)
+ */
+Datum
+backfill_diff(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const char *qa = BackfillCheckQuery(BackfillArgText(fcinfo, 0, "a"), "a");
+	const char *qb = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "b"), "b");
+	List	   *keys;
+	DiffState	st;
+	MemoryContext callcxt = CurrentMemoryContext;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key must not be NULL"),
+				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
+	keys = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(2), "key");
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	memset(&st, 0, sizeof(st));
+	st.out = rsinfo->setResult;
+	st.outdesc = rsinfo->setDesc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	st.cxt = AllocSetContextCreate(callcxt, "backfill_diff", ALLOCSET_DEFAULT_SIZES);
+	st.rowcxt = AllocSetContextCreate(st.cxt, "backfill_diff row", ALLOCSET_DEFAULT_SIZES);
+	{
+		MemoryContext old = MemoryContextSwitchTo(st.cxt);
+
+		PrepareSide(&st.a, "a", qa, keys);
+		PrepareSide(&st.b, "b", qb, keys);
+		MatchColumns(&st.a, &st.b);
+		st.a.keyhash = BackfillRowHasherCreate(st.a.desc, st.a.nkeys, st.a.keyidx);
+		st.b.keyhash = BackfillRowHasherCreate(st.b.desc, st.b.nkeys, st.b.keyidx);
+		st.a.rowhash = BackfillRowHasherCreate(st.a.desc, st.a.desc->natts, st.a.rowidx);
+		/* b's desc is already in a's column order; its rows are not */
+		st.b.rowhash = BackfillRowHasherCreate(BackfillPlanResultDesc(st.b.plan),
+											   st.a.desc->natts, st.b.rowidx);
+		st.maxbrows = 64;
+		st.brows = palloc(sizeof(DiffKept) * st.maxbrows);
+		MemoryContextSwitchTo(old);
+	}
+
+	/* A repeated key hash is a duplicate only if a second hash family repeats it too. */
+	if (!DiffWithSeed(&st, 0) && !DiffWithSeed(&st, UINT64CONST(0x5851f42d4c957f2d)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("key (%s) is not unique in query %s", BackfillColumnListText(keys), st.dupside),
+				 errdetail("Key %s appears more than once in query %s.",
+						   JsonbToCString(NULL, &st.dupkey->root, VARSIZE(st.dupkey)),
+						   st.dupside),
+				 errhint("A diff on a key that is not unique pairs rows arbitrarily: choose columns that identify one row on both sides.")));
+
+	SPI_finish();
+	return (Datum) 0;
+}

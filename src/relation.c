@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/relation.c
+ *		Checking the relations and columns that callers name.
+ *
+ * A regclass argument is only an OID: the relation may have been dropped
+ * since the caller resolved it, or may be of a kind the function cannot work
+ * on.  Each function locks the relation first, then checks that it still
+ * exists and is of an accepted kind, so the name it then embeds in SQL keeps
+ * naming the same relation until the end of the transaction.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "relation.h"
+#include "spi_util.h"
+
+/* A word for a relkind, for error messages. */
+static const char *
+RelKindName(char relkind)
+{
+	switch (relkind)
+	{
+		case RELKIND_RELATION:
+			return "a table";
+		case RELKIND_PARTITIONED_TABLE:
+			return "a partitioned table";
+		case RELKIND_MATVIEW:
+			return "a materialized view";
+		case RELKIND_FOREIGN_TABLE:
+			return "a foreign table";
+		case RELKIND_VIEW:
+			return "a view";
+		case RELKIND_SEQUENCE:
+			return "a sequence";
+		case RELKIND_INDEX:
+		case RELKIND_PARTITIONED_INDEX:
+			return "an index";
+		case RELKIND_COMPOSITE_TYPE:
+			return "a composite type";
+		case RELKIND_TOASTVALUE:
+			return "a TOAST table";
+		default:
+			return "a relation of another kind";
+	}
+}
+
+/* Is relkind among the accepted kinds? */
+static bool
+KindAccepted(char relkind, int kinds)
+{
+	switch (relkind)
+	{
+		case RELKIND_RELATION:
+			return (kinds & BACKFILL_REL_TABLE) != 0;
+		case RELKIND_PARTITIONED_TABLE:
+			return (kinds & BACKFILL_REL_PARTITIONED) != 0;
+		case RELKIND_MATVIEW:
+			return (kinds & BACKFILL_REL_MATVIEW) != 0;
+		case RELKIND_FOREIGN_TABLE:
+			return (kinds & BACKFILL_REL_FOREIGN) != 0;
+		default:
+			return false;
+	}
+}
+
+/*
+ * The regclass argument argno, locked in lockmode, checked to exist and to be
+ * of one of the accepted kinds.
+ */
+Oid
+BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+				   int kinds, LOCKMODE lockmode)
+{
+	Oid			relid;
+	char		relkind;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	relid = PG_GETARG_OID(argno);
+
+	LockRelationOid(relid, lockmode);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, lockmode);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: relation with OID %u does not exist", argname, relid),
+				 errhint("The relation may have been dropped.")));
+	}
+
+	relkind = get_rel_relkind(relid);
+	if (!KindAccepted(relkind, kinds))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s: \"%s\" is %s", argname, get_rel_name(relid),
+						RelKindName(relkind)),
+				 errdetail("%s must be %s.", argname,
+						   kinds == BACKFILL_REL_READABLE
+						   ? "a table, a partitioned table, a materialized view or a foreign table"
+						   : "a table or a partitioned table")));
+	return relid;
+}
+
+/*
+ * Check that every name in names is a column of relid (not a system column,
+ * not dropped) and return their attribute numbers as an integer List.
+ */
+List *
+BackfillRelColumns(Oid relid, List *names, const char *argname)
+{
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		char	   *name = (char *) lfirst(lc);
+		AttrNumber	attnum = get_attnum(relid, name);
+
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("%s: column \"%s\" does not exist in %s",
+							argname, name, BackfillQualifiedName(relid)),
+					 errhint("Column names are case-sensitive and are not quoted inside the array.")));
+		result = lappend_int(result, attnum);
+	}
+	return result;
+}

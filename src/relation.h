@@ -1,0 +1,29 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/relation.h
+ *		Checking the relations and columns that callers name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_RELATION_H
+#define BACKFILL_RELATION_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
+
+/* Kinds of relation a function accepts. */
+#define BACKFILL_REL_TABLE			0x01	/* plain table */
+#define BACKFILL_REL_PARTITIONED	0x02	/* partitioned table */
+#define BACKFILL_REL_MATVIEW		0x04	/* materialized view */
+#define BACKFILL_REL_FOREIGN		0x08	/* foreign table */
+#define BACKFILL_REL_READABLE \
+	(BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED | BACKFILL_REL_MATVIEW | BACKFILL_REL_FOREIGN)
+
+extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+							   int kinds, LOCKMODE lockmode);
+extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
+
+#endif							/* BACKFILL_RELATION_H */

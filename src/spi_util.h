@@ -1,0 +1,32 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/spi_util.h
+ *		Checking caller-supplied SQL fragments and running SPI reads.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_SPI_UTIL_H
+#define BACKFILL_SPI_UTIL_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "nodes/parsenodes.h"
+#include "tcop/dest.h"
+#include "utils/array.h"
+
+extern char *BackfillCheckQuery(const char *query, const char *argname);
+extern char *BackfillCheckExpr(const char *expr, const char *argname);
+extern SPIPlanPtr BackfillPrepare(const char *sql, int nargs, Oid *argtypes,
+								  const char *argname);
+extern Query *BackfillPlanQuery(SPIPlanPtr plan);
+extern TupleDesc BackfillPlanResultDesc(SPIPlanPtr plan);
+extern uint64 BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params,
+								bool read_only, DestReceiver *dest);
+extern List *BackfillColumnList(ArrayType *arr, const char *argname);
+extern char *BackfillColumnListText(List *names);
+extern char *BackfillQualifiedName(Oid relid);
+extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
+								   const char *argname);
+
+#endif							/* BACKFILL_SPI_UTIL_H */
