@@ -22,9 +22,11 @@
  * different numerics, as pg_dump keeps them), and NULL differs from every
  * value, the empty string included.
  *
- * The hashes of a row's columns are chained through a non-linear mix in
- * column order: swapping two values between two rows changes both row
- * hashes, which a linear combination of column hashes would not see.
+ * The hashes of a row's columns are chained in column order (xor, multiply,
+ * rotate: a bijection of each column's hash) and the chain goes through
+ * fmix64 at the end: swapping two values between two rows changes both row
+ * hashes non-linearly, which a linear combination of column hashes would
+ * not.  Short strings are read as at most two words, never byte by byte.
  *
  *-------------------------------------------------------------------------
  */
@@ -32,15 +34,77 @@
 
 #include "access/transam.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "rowhash.h"
 
 #define ROWHASH_SEED	UINT64CONST(0x243f6a8885a308d3)
-#define NULL_HASH		UINT64CONST(0x13198a2e03707344)
-#define GOLDEN			UINT64CONST(0x9e3779b97f4a7c15)
+#define MUL				UINT64CONST(0x9e3779b97f4a7c15)
+#define NULL_MARK		UINT64CONST(0x13198a2e03707344)
+#define LEN_MARK		UINT64CONST(0xa4093822299f31d0)
+
+/* Rotate left by r bits, 0 < r < 64. */
+static inline uint64
+Rotl64(uint64 x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+/*
+ * One step of the row chain: fold a 64-bit word into the state.  For a given
+ * word this is a bijection of the state (xor, multiply by an odd constant,
+ * rotate), so two rows that feed the same number of words and differ in any
+ * word end in different states.
+ */
+static inline uint64
+Step(uint64 acc, uint64 word)
+{
+	return Rotl64((acc ^ word) * MUL, 29);
+}
+
+/*
+ * The step for a NULL: another bijection of the state, so that no value,
+ * whatever its bits, steps like a NULL for every state.
+ */
+static inline uint64
+StepNull(uint64 acc)
+{
+	return Rotl64((acc + NULL_MARK) * UINT64CONST(0xc2b2ae3d27d4eb4f), 37);
+}
+
+/*
+ * Fold a byte string into the state: its length, then its 8-byte words, the
+ * last 1-7 bytes read as at most two overlapping words (never byte by byte,
+ * which would stall on store forwarding).  With the length in front, the
+ * words determine the bytes.
+ */
+static inline uint64
+StepBytes(uint64 acc, const unsigned char *p, size_t len)
+{
+	uint64		v;
+
+	acc = Step(acc, (uint64) len ^ LEN_MARK);
+	while (len >= 8)
+	{
+		memcpy(&v, p, 8);
+		acc = Step(acc, v);
+		p += 8;
+		len -= 8;
+	}
+	if (len >= 4)
+	{
+		uint32		lo;
+		uint32		hi;
+
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + len - 4, 4);
+		acc = Step(acc, ((uint64) hi << 32) | lo);
+	}
+	else if (len > 0)
+		acc = Step(acc, ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1]);
+	return acc;
+}
 
 /* Is the binary form of typid the same for the same value in any database? */
 static bool
@@ -133,9 +197,9 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 	return h;
 }
 
-/* The hash of one non-NULL value. */
+/* Fold one non-NULL value into the state. */
 static inline uint64
-HashValue(BackfillRowHasher *h, BackfillColHasher *col, Datum value)
+StepValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, Datum value)
 {
 	switch (col->mode)
 	{
@@ -145,11 +209,10 @@ HashValue(BackfillRowHasher *h, BackfillColHasher *col, Datum value)
 
 				if (col->typlen < (int) sizeof(Datum))
 					v &= (UINT64CONST(1) << (col->typlen * 8)) - 1;
-				return BackfillMix64(v ^ GOLDEN ^ h->seed);
+				return Step(acc, v);
 			}
 		case COLMODE_FIXED:
-			return hash_bytes_extended((const unsigned char *) DatumGetPointer(value),
-									   col->typlen, h->seed);
+			return StepBytes(acc, (const unsigned char *) DatumGetPointer(value), col->typlen);
 		case COLMODE_VARLENA:
 			{
 				struct varlena *p = (struct varlena *) DatumGetPointer(value);
@@ -162,14 +225,14 @@ HashValue(BackfillRowHasher *h, BackfillColHasher *col, Datum value)
 					MemoryContextSwitchTo(old);
 					h->tmpdirty = true;
 				}
-				return hash_bytes_extended((const unsigned char *) VARDATA_ANY(p),
-										   VARSIZE_ANY_EXHDR(p), h->seed + 1);
+				return StepBytes(acc, (const unsigned char *) VARDATA_ANY(p),
+								 VARSIZE_ANY_EXHDR(p));
 			}
 		case COLMODE_CSTRING:
 			{
 				const char *s = DatumGetCString(value);
 
-				return hash_bytes_extended((const unsigned char *) s, strlen(s), h->seed + 2);
+				return StepBytes(acc, (const unsigned char *) s, strlen(s));
 			}
 		case COLMODE_OUTPUT:
 			{
@@ -178,34 +241,35 @@ HashValue(BackfillRowHasher *h, BackfillColHasher *col, Datum value)
 
 				MemoryContextSwitchTo(old);
 				h->tmpdirty = true;
-				return hash_bytes_extended((const unsigned char *) s, strlen(s), h->seed + 3);
+				return StepBytes(acc, (const unsigned char *) s, strlen(s));
 			}
 	}
 	pg_unreachable();
 }
 
-/* The hash of the hasher's columns of the row in slot. */
+/*
+ * The hash of the hasher's columns of the row in slot: the chain over their
+ * values, through fmix64.
+ */
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
-	uint64		acc = ROWHASH_SEED;
+	uint64		acc = ROWHASH_SEED ^ h->seed;
 
 	slot_getsomeattrs(slot, h->maxattidx);
 	for (int i = 0; i < h->ncols; i++)
 	{
 		BackfillColHasher *col = &h->cols[i];
-		uint64		c;
 
 		if (slot->tts_isnull[col->attidx])
-			c = NULL_HASH;
+			acc = StepNull(acc);
 		else
-			c = HashValue(h, col, slot->tts_values[col->attidx]);
-		acc = BackfillMix64(acc ^ (c + GOLDEN + (acc << 6) + (acc >> 2)));
+			acc = StepValue(h, col, acc, slot->tts_values[col->attidx]);
 	}
 	if (h->tmpdirty)
 	{
 		MemoryContextReset(h->tmpcxt);
 		h->tmpdirty = false;
 	}
-	return acc;
+	return BackfillMix64(acc ^ (uint64) h->ncols);
 }
