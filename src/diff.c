@@ -69,7 +69,8 @@ typedef struct DiffSide
 {
 	const char *name;			/* "a" or "b" */
 	SPIPlanPtr	plan;
-	TupleDesc	desc;			/* blessed copy of the result row type */
+	TupleDesc	origdesc;		/* the row type the query returns */
+	TupleDesc	desc;			/* blessed, in a's column order */
 	TupleDesc	keydesc;		/* blessed row type of the key columns */
 	int			nkeys;
 	int		   *keyidx;			/* key columns, in key order */
@@ -287,8 +288,9 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 	ListCell   *lc;
 
 	side->name = name;
-	side->plan = BackfillPrepare(query, 0, NULL, name);
+	side->plan = BackfillPrepare(query, 0, NULL, psprintf("query %s", name));
 	desc = BackfillPlanResultDesc(side->plan);
+	side->origdesc = desc;
 	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
 
 	/* names must be unique for columns to be matched by name */
@@ -443,8 +445,8 @@ Datum
 backfill_diff(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	const char *qa = BackfillCheckQuery(BackfillArgText(fcinfo, 0, "a"), "a");
-	const char *qb = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "b"), "b");
+	const char *qa = BackfillCheckQuery(BackfillArgText(fcinfo, 0, "query a"), "query a");
+	const char *qb = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "query b"), "query b");
 	List	   *keys;
 	DiffState	st;
 	MemoryContext callcxt = CurrentMemoryContext;
@@ -472,12 +474,11 @@ backfill_diff(PG_FUNCTION_ARGS)
 		PrepareSide(&st.a, "a", qa, keys);
 		PrepareSide(&st.b, "b", qb, keys);
 		MatchColumns(&st.a, &st.b);
-		st.a.keyhash = BackfillRowHasherCreate(st.a.desc, st.a.nkeys, st.a.keyidx);
-		st.b.keyhash = BackfillRowHasherCreate(st.b.desc, st.b.nkeys, st.b.keyidx);
-		st.a.rowhash = BackfillRowHasherCreate(st.a.desc, st.a.desc->natts, st.a.rowidx);
-		/* b's desc is already in a's column order; its rows are not */
-		st.b.rowhash = BackfillRowHasherCreate(BackfillPlanResultDesc(st.b.plan),
-											   st.a.desc->natts, st.b.rowidx);
+		/* hashers read the rows as the queries return them */
+		st.a.keyhash = BackfillRowHasherCreate(st.a.origdesc, st.a.nkeys, st.a.keyidx);
+		st.b.keyhash = BackfillRowHasherCreate(st.b.origdesc, st.b.nkeys, st.b.keyidx);
+		st.a.rowhash = BackfillRowHasherCreate(st.a.origdesc, st.a.desc->natts, st.a.rowidx);
+		st.b.rowhash = BackfillRowHasherCreate(st.b.origdesc, st.a.desc->natts, st.b.rowidx);
 		st.maxbrows = 64;
 		st.brows = palloc(sizeof(DiffKept) * st.maxbrows);
 		MemoryContextSwitchTo(old);

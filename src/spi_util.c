@@ -113,7 +113,7 @@ BackfillCheckQuery(const char *query, const char *argname)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s must be a SELECT, VALUES or TABLE query", argname),
-				 errdetail("The %s given is a %s statement.", argname,
+				 errdetail("%s is a %s statement.", argname,
 						   CreateCommandName(raw->stmt)),
 				 errhint("Statements that write belong to the write functions, not to a query argument.")));
 

@@ -263,12 +263,14 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 dupkeys > 0
-				 ? errmsg("key (%s) of %s is not unique%s", keylist, relname,
+				 ? errmsg("key (%s) of table %s is not unique%s", keylist, relname,
 						  scope ? " within the scope" : "")
-				 : errmsg("key (%s) of %s contains NULL%s", keylist, relname,
+				 : errmsg("key (%s) of table %s contains NULL%s", keylist, relname,
 						  scope ? " within the scope" : ""),
 				 errdetail_internal("%s", detail.data),
-				 errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")));
+				 dupkeys > 0
+				 ? errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")
+				 : errhint("Fill the key columns or choose columns that are never NULL: a row whose key is NULL matches no row in a merge.")));
 	}
 
 	SPI_finish();
