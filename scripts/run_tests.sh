@@ -43,7 +43,8 @@ if [ -e "${tap[0]}" ]; then
 	[ "$(id -u)" -eq 0 ] && chown -R postgres: "$tapdir"
 	if ! (cd "$tapdir" && $BACKFILL_RUN_AS env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
 		PATH="$("$PG_CONFIG" --bindir):$PATH" TESTDIR="$tapdir" \
-		prove -I "$PGXS_DIR/test/perl" t/); then
+		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
+		prove -I "$PGXS_DIR/test/perl" t/*.pl); then
 		failed+=(tap)
 	fi
 fi

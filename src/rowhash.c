@@ -39,71 +39,103 @@
 
 #include "rowhash.h"
 
-#define ROWHASH_SEED	UINT64CONST(0x243f6a8885a308d3)
-#define MUL				UINT64CONST(0x9e3779b97f4a7c15)
-#define NULL_MARK		UINT64CONST(0x13198a2e03707344)
-#define LEN_MARK		UINT64CONST(0xa4093822299f31d0)
-
-/* Rotate left by r bits, 0 < r < 64. */
-static inline uint64
-Rotl64(uint64 x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
+#define P0		UINT64CONST(0xa0761d6478bd642f)
+#define P1		UINT64CONST(0xe7037ed1a0b428db)
+#define P2		UINT64CONST(0x8ebc6af09c88c6e3)
+#define P3		UINT64CONST(0x589965cc75374cc3)
+#define NULL_KEY	UINT64CONST(0x13198a2e03707344)
 
 /*
- * One step of the row chain: fold a 64-bit word into the state.  For a given
- * word this is a bijection of the state (xor, multiply by an odd constant,
- * rotate), so two rows that feed the same number of words and differ in any
- * word end in different states.
+ * Multiply to 128 bits and fold the halves together: every bit of both
+ * factors reaches the result, at the cost of one multiplication.
  */
 static inline uint64
-Step(uint64 acc, uint64 word)
+Mum(uint64 a, uint64 b)
 {
-	return Rotl64((acc ^ word) * MUL, 29);
+#ifdef HAVE_INT128
+	uint128		r = (uint128) a * b;
+
+	return (uint64) r ^ (uint64) (r >> 64);
+#else
+	uint64		ha = a >> 32,
+				la = (uint32) a,
+				hb = b >> 32,
+				lb = (uint32) b;
+	uint64		rh = ha * hb,
+				rm0 = ha * lb,
+				rm1 = hb * la,
+				rl = la * lb;
+	uint64		t = rl + (rm0 << 32);
+	uint64		lo = t + (rm1 << 32);
+	uint64		hi = rh + (rm0 >> 32) + (rm1 >> 32) + (t < rl) + (lo < t);
+
+	return lo ^ hi;
+#endif
 }
 
-/*
- * The step for a NULL: another bijection of the state, so that no value,
- * whatever its bits, steps like a NULL for every state.
- */
+/* Unaligned reads. */
 static inline uint64
-StepNull(uint64 acc)
-{
-	return Rotl64((acc + NULL_MARK) * UINT64CONST(0xc2b2ae3d27d4eb4f), 37);
-}
-
-/*
- * Fold a byte string into the state: its length, then its 8-byte words, the
- * last 1-7 bytes read as at most two overlapping words (never byte by byte,
- * which would stall on store forwarding).  With the length in front, the
- * words determine the bytes.
- */
-static inline uint64
-StepBytes(uint64 acc, const unsigned char *p, size_t len)
+Read8(const unsigned char *p)
 {
 	uint64		v;
 
-	acc = Step(acc, (uint64) len ^ LEN_MARK);
-	while (len >= 8)
-	{
-		memcpy(&v, p, 8);
-		acc = Step(acc, v);
-		p += 8;
-		len -= 8;
-	}
-	if (len >= 4)
-	{
-		uint32		lo;
-		uint32		hi;
+	memcpy(&v, p, 8);
+	return v;
+}
 
-		memcpy(&lo, p, 4);
-		memcpy(&hi, p + len - 4, 4);
-		acc = Step(acc, ((uint64) hi << 32) | lo);
+static inline uint64
+Read4(const unsigned char *p)
+{
+	uint32		v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/*
+ * The hash of a byte string under key: 16-byte blocks folded with Mum, the
+ * last 1-16 bytes read as two overlapping words (never byte by byte, which
+ * would stall on store forwarding), the length folded in last.  The shape of
+ * wyhash, the fastest portable hash for short strings.
+ */
+static inline uint64
+HashBytes(const unsigned char *p, size_t len, uint64 key)
+{
+	uint64		see = key ^ P0;
+	uint64		a;
+	uint64		b;
+
+	if (len <= 16)
+	{
+		if (len >= 4)
+		{
+			size_t		off = (len >> 3) << 2;
+
+			a = (Read4(p) << 32) | Read4(p + off);
+			b = (Read4(p + len - 4) << 32) | Read4(p + len - 4 - off);
+		}
+		else if (len > 0)
+		{
+			a = ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1];
+			b = 0;
+		}
+		else
+			a = b = 0;
 	}
-	else if (len > 0)
-		acc = Step(acc, ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1]);
-	return acc;
+	else
+	{
+		size_t		i = len;
+
+		while (i > 16)
+		{
+			see = Mum(Read8(p) ^ P1, Read8(p + 8) ^ see);
+			p += 16;
+			i -= 16;
+		}
+		a = Read8(p + i - 16);
+		b = Read8(p + i - 8);
+	}
+	return Mum(P1 ^ (uint64) len, Mum(a ^ P1, b ^ see));
 }
 
 /* Is the binary form of typid the same for the same value in any database? */
@@ -170,6 +202,7 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 		if (att->attisdropped)
 			continue;
 		col->attidx = idx;
+		col->key = BackfillMix64((uint64) (h->ncols + 1) * P0);
 		col->typlen = att->attlen;
 		if (!TypeHasPortableBinary(att->atttypid))
 		{
@@ -197,9 +230,9 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 	return h;
 }
 
-/* Fold one non-NULL value into the state. */
+/* The hash of one non-NULL value under the key of its column. */
 static inline uint64
-StepValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, Datum value)
+HashValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 key, Datum value)
 {
 	switch (col->mode)
 	{
@@ -209,10 +242,10 @@ StepValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, Datum value)
 
 				if (col->typlen < (int) sizeof(Datum))
 					v &= (UINT64CONST(1) << (col->typlen * 8)) - 1;
-				return Step(acc, v);
+				return Mum(v ^ key, P2);
 			}
 		case COLMODE_FIXED:
-			return StepBytes(acc, (const unsigned char *) DatumGetPointer(value), col->typlen);
+			return HashBytes((const unsigned char *) DatumGetPointer(value), col->typlen, key);
 		case COLMODE_VARLENA:
 			{
 				struct varlena *p = (struct varlena *) DatumGetPointer(value);
@@ -225,14 +258,14 @@ StepValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, Datum value)
 					MemoryContextSwitchTo(old);
 					h->tmpdirty = true;
 				}
-				return StepBytes(acc, (const unsigned char *) VARDATA_ANY(p),
-								 VARSIZE_ANY_EXHDR(p));
+				return HashBytes((const unsigned char *) VARDATA_ANY(p),
+								 VARSIZE_ANY_EXHDR(p), key);
 			}
 		case COLMODE_CSTRING:
 			{
 				const char *s = DatumGetCString(value);
 
-				return StepBytes(acc, (const unsigned char *) s, strlen(s));
+				return HashBytes((const unsigned char *) s, strlen(s), key);
 			}
 		case COLMODE_OUTPUT:
 			{
@@ -241,35 +274,39 @@ StepValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, Datum value)
 
 				MemoryContextSwitchTo(old);
 				h->tmpdirty = true;
-				return StepBytes(acc, (const unsigned char *) s, strlen(s));
+				return HashBytes((const unsigned char *) s, strlen(s), key);
 			}
 	}
 	pg_unreachable();
 }
 
 /*
- * The hash of the hasher's columns of the row in slot: the chain over their
- * values, through fmix64.
+ * The hash of the hasher's columns of the row in slot.  Each column's value
+ * is hashed under a key of its own (its position, and the hasher's seed), so
+ * the column hashes are independent of one another and the processor
+ * computes them side by side; their sum then goes through fmix64, which
+ * makes the row hash a non-linear function of the whole row.
  */
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
-	uint64		acc = ROWHASH_SEED ^ h->seed;
+	uint64		sum = 0;
 
 	slot_getsomeattrs(slot, h->maxattidx);
 	for (int i = 0; i < h->ncols; i++)
 	{
 		BackfillColHasher *col = &h->cols[i];
+		uint64		key = col->key ^ h->seed;
 
 		if (slot->tts_isnull[col->attidx])
-			acc = StepNull(acc);
+			sum += Mum(key ^ NULL_KEY, P3);
 		else
-			acc = StepValue(h, col, acc, slot->tts_values[col->attidx]);
+			sum += HashValue(h, col, key, slot->tts_values[col->attidx]);
 	}
 	if (h->tmpdirty)
 	{
 		MemoryContextReset(h->tmpcxt);
 		h->tmpdirty = false;
 	}
-	return BackfillMix64(acc ^ (uint64) h->ncols);
+	return BackfillMix64(sum ^ (uint64) h->ncols);
 }

@@ -27,6 +27,7 @@ typedef enum BackfillColMode
 typedef struct BackfillColHasher
 {
 	int			attidx;			/* 0-based position in the slot */
+	uint64		key;			/* hash key of this position in the row */
 	BackfillColMode mode;
 	int16		typlen;
 	FmgrInfo	outfn;			/* for COLMODE_OUTPUT */
