@@ -6,7 +6,7 @@
 -- whatever order or column order the queries return it in.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(53);
+SELECT plan(56);
 
 CREATE TABLE src (id int, day date, amount numeric(12,2), label text, j json, p point);
 INSERT INTO src
@@ -138,12 +138,12 @@ CREATE TABLE jp_b (id int, j json, p point);
 INSERT INTO jp_a VALUES (1, '{"a": 1}', '(1,2)'), (2, '[1, 2]', '(0,0)'), (3, 'null', NULL), (4, '"x"', '(5,5)');
 INSERT INTO jp_b VALUES (1, '{"a": 1}', '(1,2)'), (2, '[1, 2]', '(0,0.5)'), (3, 'null', NULL), (4, '"y"', '(5,5)');
 SELECT results_eq(
-	$$SELECT change, key, a_row, b_row FROM backfill_diff('TABLE jp_a', 'TABLE jp_b', '{id}') ORDER BY key ->> 'id'$$,
+	$$SELECT change, key, a_row, b_row FROM backfill_diff('TABLE jp_a', 'TABLE jp_b', '{id}') ORDER BY (key ->> 'id')::int$$,
 	$$VALUES ('changed', '{"id": 2}'::jsonb, '{"id": 2, "j": [1, 2], "p": "(0,0)"}'::jsonb, '{"id": 2, "j": [1, 2], "p": "(0,0.5)"}'::jsonb),
 	         ('changed', '{"id": 4}'::jsonb, '{"id": 4, "j": "x", "p": "(5,5)"}'::jsonb, '{"id": 4, "j": "y", "p": "(5,5)"}'::jsonb)$$,
 	'json and point columns (no hash opclass) are compared');
 SELECT results_eq(
-	$$SELECT change, key FROM backfill_diff('TABLE jp_a', 'TABLE jp_b', '{p}') ORDER BY 1, key ->> 'p'$$,
+	$$SELECT change, key FROM backfill_diff('TABLE jp_a', 'TABLE jp_b', '{p}') ORDER BY change COLLATE "C", key ->> 'p' COLLATE "C"$$,
 	$$VALUES ('added', '{"p": "(0,0.5)"}'::jsonb), ('changed', '{"p": "(5,5)"}'::jsonb), ('removed', '{"p": "(0,0)"}'::jsonb)$$,
 	'a point column works as a key (NULL point included)');
 
@@ -158,7 +158,7 @@ INSERT INTO mk_b VALUES ('west', '2026-03-10', 9, 90);
 -- the same day in another region, and the same region on another day, are other keys
 INSERT INTO mk_b VALUES ('north', '2026-04-01', 31, 310);
 SELECT results_eq(
-	$$SELECT change, key ->> 'region', key ->> 'day' FROM backfill_diff('TABLE mk_a', 'TABLE mk_b', '{region,day}') ORDER BY 2, 3$$,
+	$$SELECT change, key ->> 'region', key ->> 'day' FROM backfill_diff('TABLE mk_a', 'TABLE mk_b', '{region,day}') ORDER BY key ->> 'region' COLLATE "C", key ->> 'day' COLLATE "C"$$,
 	$$VALUES ('removed', 'east', '2026-03-10'), ('added', 'north', '2026-04-01'),
 	         ('changed', 'south', '2026-03-05'), ('added', 'west', '2026-03-10')$$,
 	'two-column key: each planted difference once, with its label');
@@ -177,7 +177,7 @@ CREATE TABLE nk_b (id int, sub int, v text);
 INSERT INTO nk_a VALUES (NULL, 1, 'x'), (1, NULL, 'y'), (1, 1, 'z'), (NULL, NULL, 'w');
 INSERT INTO nk_b VALUES (NULL, 1, 'x'), (1, NULL, 'Y'), (1, 1, 'z'), (2, NULL, 'n');
 SELECT results_eq(
-	$$SELECT change, key FROM backfill_diff('TABLE nk_a', 'TABLE nk_b', '{id,sub}') ORDER BY 1$$,
+	$$SELECT change, key FROM backfill_diff('TABLE nk_a', 'TABLE nk_b', '{id,sub}') ORDER BY change COLLATE "C"$$,
 	$$VALUES ('added', '{"id": 2, "sub": null}'::jsonb), ('changed', '{"id": 1, "sub": null}'::jsonb),
 	         ('removed', '{"id": null, "sub": null}'::jsonb)$$,
 	'keys holding NULL match the same NULL key on the other side');
@@ -235,6 +235,27 @@ SELECT throws_ok(
 	$$SELECT * FROM backfill_diff('SELECT id, label FROM src', 'SELECT id, label AS name FROM src', '{id}')$$,
 	'42804', 'queries a and b return different columns',
 	'b names a column differently: 42804');
+
+-- ============================================================ unstable queries
+-- a is read again to show removed and changed rows: if it returns other rows then, an error.
+SELECT throws_ok(
+	$$SELECT * FROM backfill_diff('SELECT id, random() AS x FROM src WHERE id <= 3', 'SELECT id, 2::float8 AS x FROM src WHERE id <= 3', '{id}')$$,
+	'55000', 'query a returned different rows when read a second time',
+	'a query a that returns other rows on its second reading is an error, not a wrong diff');
+
+-- ============================================================ every byte counts
+-- (values that put in front of the change the bytes a wyhash-style mixer multiplies by zero)
+SELECT results_eq(
+	$$SELECT change, key FROM backfill_diff($q$SELECT 1 AS id, '\xd17e03e7db28b4a001'::bytea AS v$q$,
+	                                        $q$SELECT 1 AS id, '\xd17e03e7db28b4a0ffff'::bytea AS v$q$, '{id}')$$,
+	$$VALUES ('changed', '{"id": 1}'::jsonb)$$,
+	'a bytea value changed after a crafted 8-byte prefix is reported as changed');
+SELECT results_eq(
+	$$SELECT change, key FROM backfill_diff(
+		$q$SELECT 1 AS id, decode(repeat('aa', 16) || 'db28b4a0d17e03e7' || repeat('bb', 24), 'hex') AS v$q$,
+		$q$SELECT 1 AS id, decode(repeat('11', 16) || 'db28b4a0d17e03e7' || repeat('bb', 24), 'hex') AS v$q$, '{id}')$$,
+	$$VALUES ('changed', '{"id": 1}'::jsonb)$$,
+	'a bytea value changed before a crafted 16-byte block is reported as changed');
 
 -- ============================================================ values, not bits
 -- Equal values that print the same are the same, whatever their bits.

@@ -5,7 +5,7 @@
 -- attributes, dropped columns, partitions) must not change it, and any change to the multiset
 -- (one value, one duplicated or removed row, a value moved between rows) must.
 BEGIN;
-SELECT plan(61);
+SELECT plan(68);
 
 -- fp(rel): the fingerprint as text, for readable failures.
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text
@@ -151,6 +151,22 @@ INSERT INTO num_10 VALUES (1.00);
 SELECT isnt(pg_temp.fph('num_1'), pg_temp.fph('num_10'),
             'numeric 1.0 and 1.00 print differently, so they fingerprint differently');
 
+-- Every byte of a value counts, whatever the bytes around it. These values put in front of
+-- the changed bytes the 8 bytes that a wyhash-style mixer multiplies by zero (0xe7037ed1a0b428db,
+-- as read in its short and its long path); a hash that loses the other bytes there misses the
+-- change.
+CREATE TABLE bytes_a (v bytea);
+CREATE TABLE bytes_b (v bytea);
+INSERT INTO bytes_a VALUES ('\xd17e03e7db28b4a001');
+INSERT INTO bytes_b VALUES ('\xd17e03e7db28b4a0ff');
+SELECT isnt(pg_temp.fph('bytes_a'), pg_temp.fph('bytes_b'),
+            '9-byte bytea values differing in their last byte fingerprint differently');
+TRUNCATE bytes_a, bytes_b;
+INSERT INTO bytes_a VALUES (decode(repeat('aa', 16) || 'db28b4a0d17e03e7' || repeat('bb', 8) || repeat('cc', 16), 'hex'));
+INSERT INTO bytes_b VALUES (decode(repeat('11', 16) || 'db28b4a0d17e03e7' || repeat('bb', 8) || repeat('cc', 16), 'hex'));
+SELECT isnt(pg_temp.fph('bytes_a'), pg_temp.fph('bytes_b'),
+            '48-byte bytea values differing in their first 16 bytes fingerprint differently');
+
 -- A NaN is a NaN: 'NaN' and a NaN computed by arithmetic print the same, compare equal,
 -- and become the same value through a dump and restore.
 CREATE TABLE nan_lit (v float8);
@@ -238,6 +254,36 @@ CREATE TABLE dom_typed (d fp_posint);
 INSERT INTO dom_typed SELECT g FROM generate_series(1, 300) g;
 SELECT is(pg_temp.fp('dom_typed'), pg_temp.fp('dom_plain'),
           'a domain over int fingerprints like int');
+
+-- Session settings change how some values print, not the values: a fingerprint taken by a job
+-- in another time zone or date style must match. Composite values hold the types concerned.
+CREATE TYPE fp_event AS (at timestamptz, x float8, b bytea, i interval, d date);
+CREATE TABLE events (id int, at timestamptz, e fp_event, es fp_event[]);
+INSERT INTO events
+SELECT g, t, ROW(t, g * 0.1::float8 + 0.2::float8, decode(md5(g::text), 'hex'), g * interval '1 day 2 hours', t::date)::fp_event,
+       ARRAY[ROW(t, 0.1::float8 + 0.2::float8, '\x00ff'::bytea, interval '-1 month', date '2026-03-01')::fp_event]
+FROM (SELECT g, timestamptz '2026-03-01 23:30:00+00' + g * interval '7 hours' AS t FROM generate_series(1, 50) g) s;
+CREATE TEMP TABLE events_fp AS SELECT pg_temp.fp('events') AS fp;
+CREATE FUNCTION pg_temp.fp_under(rel regclass, setting text, val text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	old text := current_setting(setting);
+	r text;
+BEGIN
+	PERFORM set_config(setting, val, true);
+	r := pg_temp.fp(rel);
+	PERFORM set_config(setting, old, true);
+	RETURN r;
+END $$;
+SELECT is(pg_temp.fp_under('events', 'TimeZone', 'Asia/Kathmandu'), (SELECT fp FROM events_fp),
+          'fingerprint does not depend on TimeZone');
+SELECT is(pg_temp.fp_under('events', 'DateStyle', 'SQL, DMY'), (SELECT fp FROM events_fp),
+          'fingerprint does not depend on DateStyle');
+SELECT is(pg_temp.fp_under('events', 'IntervalStyle', 'sql_standard'), (SELECT fp FROM events_fp),
+          'fingerprint does not depend on IntervalStyle');
+SELECT is(pg_temp.fp_under('events', 'bytea_output', 'escape'), (SELECT fp FROM events_fp),
+          'fingerprint does not depend on bytea_output');
+SELECT is(pg_temp.fp_under('events', 'extra_float_digits', '0'), (SELECT fp FROM events_fp),
+          'fingerprint does not depend on extra_float_digits');
 
 -- ============================================================ storage
 -- A large compressible value: compressed in one table, stored out of line uncompressed in the other.
