@@ -21,6 +21,16 @@
 #error "backfill needs PostgreSQL 15 or later"
 #endif
 
+/* 16 moved the varlena macros out of postgres.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+/* 15.0 named InitMaterializedSRF SetSingleFuncCall */
+#if PG_VERSION_NUM < 150001
+#define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
+#endif
+
 /* Does roleid own relation relid? */
 #if PG_VERSION_NUM >= 160000
 #define BackfillRelOwnerCheck(relid, roleid) \

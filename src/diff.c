@@ -218,12 +218,18 @@ DiffReceive(TupleTableSlot *slot, DestReceiver *self)
 					st->maxbrows = Max(64, st->maxbrows * 2);
 					st->brows = repalloc_huge(st->brows, sizeof(DiffKept) * st->maxbrows);
 				}
-				old = MemoryContextSwitchTo(st->cxt);
-				st->brows[st->nbrows].key =
-					SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
-				st->brows[st->nbrows].row =
-					SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
+				old = MemoryContextSwitchTo(st->rowcxt);
+				{
+					Jsonb	   *k = SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+					Jsonb	   *v = SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
+
+					st->brows[st->nbrows].key = MemoryContextAlloc(st->cxt, VARSIZE(k));
+					memcpy(st->brows[st->nbrows].key, k, VARSIZE(k));
+					st->brows[st->nbrows].row = MemoryContextAlloc(st->cxt, VARSIZE(v));
+					memcpy(st->brows[st->nbrows].row, v, VARSIZE(v));
+				}
 				MemoryContextSwitchTo(old);
+				MemoryContextReset(st->rowcxt);
 				e->bidx = st->nbrows++;
 			}
 			return true;
@@ -289,6 +295,7 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 
 	side->name = name;
 	side->plan = BackfillPrepare(query, 0, NULL, psprintf("query %s", name));
+	BackfillCheckReadOnly(side->plan, psprintf("query %s", name));
 	desc = BackfillPlanResultDesc(side->plan);
 	side->origdesc = desc;
 	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
@@ -386,7 +393,7 @@ RunPass(DiffState *st, DiffPass pass)
 	r.pub.rStartup = DiffStartup;
 	r.pub.rShutdown = DiffShutdown;
 	r.pub.rDestroy = DiffDestroy;
-	r.pub.mydest = DestNone;
+	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
 	r.st = st;
 	r.pass = pass;
 	BackfillRunToDest(pass == PASS_PROBE ? st->b.plan : st->a.plan, NULL, true,
@@ -406,6 +413,8 @@ DiffWithSeed(DiffState *st, uint64 seed)
 		sides[s]->keyhash->seed = seed;
 		sides[s]->rowhash->seed = seed;
 	}
+	if (st->tab)
+		difftab_destroy(st->tab);
 	st->tab = difftab_create(st->cxt, 1024, NULL);
 	st->nbrows = 0;
 	st->dupside = NULL;
@@ -495,5 +504,6 @@ backfill_diff(PG_FUNCTION_ARGS)
 				 errhint("A diff on a key that is not unique pairs rows arbitrarily: choose columns that identify one row on both sides.")));
 
 	SPI_finish();
+	MemoryContextDelete(st.cxt);
 	return (Datum) 0;
 }

@@ -11,6 +11,9 @@
  * duplicated row cancel out.  Each row hash is already a non-linear mix of
  * its columns, so values swapped between rows change the sums.
  *
+ * For a partitioned table the rows are those of all its partitions; for any
+ * other relation only its own (ONLY: not those of inheritance children).
+ *
  * Rows come from one SELECT run through SPI with a DestReceiver that hashes
  * each row as the executor produces it: nothing is copied or kept, memory is
  * constant, and the scan is the one `SELECT count(*)` would make.  The SQL
@@ -22,7 +25,11 @@
  */
 #include "postgres.h"
 
+#include <inttypes.h>
+
 #include "access/htup_details.h"
+#include "catalog/pg_class.h"
+#include "utils/lsyscache.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
@@ -92,10 +99,12 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	FingerprintReceiver r;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT * FROM %s", BackfillQualifiedName(relid));
+	appendStringInfo(&sql, "SELECT * FROM %s%s",
+					 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
+					 BackfillQualifiedName(relid));
 	if (scope != NULL)
-		appendStringInfo(&sql, " WHERE (\n%s\n)", scope);
-	plan = BackfillPrepare(sql.data, 0, NULL, "scope");
+		appendStringInfo(&sql, " WHERE ((\n%s\n))", scope);
+	plan = BackfillPrepare(sql.data, 0, NULL, scope ? "scope" : "rel");
 
 	memset(fp, 0, sizeof(*fp));
 	memset(&r, 0, sizeof(r));
@@ -103,7 +112,7 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	r.pub.rStartup = FingerprintStartup;
 	r.pub.rShutdown = FingerprintShutdown;
 	r.pub.rDestroy = FingerprintDestroy;
-	r.pub.mydest = DestNone;
+	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
 	r.cxt = CurrentMemoryContext;
 	r.fp = fp;
 
@@ -115,8 +124,7 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 char *
 BackfillFingerprintText(const BackfillFingerprint *fp)
 {
-	return psprintf("%016" INT64_MODIFIER "x%016" INT64_MODIFIER "x",
-					fp->sum1, fp->sum2);
+	return psprintf("%016" PRIx64 "%016" PRIx64, fp->sum1, fp->sum2);
 }
 
 PG_FUNCTION_INFO_V1(backfill_fingerprint);

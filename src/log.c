@@ -23,28 +23,27 @@ Datum
 backfill_log_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	const char *what;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("backfill_log_guard must be called as a trigger")));
 
-	if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
-		what = "updated";
-	else if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
-		what = "deleted";
-	else if (TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
-		what = "truncated";
-	else
+	if (!TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		!TRIGGER_FIRED_BY_DELETE(trigdata->tg_event) &&
+		!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 		return PointerGetDatum(trigdata->tg_trigtuple);
 
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("backfill_log is append-only: its rows cannot be %s", what),
+			 TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event)
+			 ? errmsg("backfill_log is append-only: its rows cannot be updated")
+			 : TRIGGER_FIRED_BY_DELETE(trigdata->tg_event)
+			 ? errmsg("backfill_log is append-only: its rows cannot be deleted")
+			 : errmsg("backfill_log is append-only: it cannot be truncated"),
 			 errdetail("The log records every write backfill made; a record that can be changed proves nothing."),
-			 errhint("To prune old records, a superuser can disable trigger %s for that one statement.",
-					 TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event)
-					 ? "backfill_log_no_truncate" : "backfill_log_append_only")));
+			 TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event)
+			 ? errhint("To prune old records, a superuser can disable trigger backfill_log_no_truncate for that one statement.")
+			 : errhint("To prune old records, a superuser can disable trigger backfill_log_append_only for that one statement.")));
 	pg_unreachable();
 }

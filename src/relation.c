@@ -22,36 +22,6 @@
 #include "relation.h"
 #include "spi_util.h"
 
-/* A word for a relkind, for error messages. */
-static const char *
-RelKindName(char relkind)
-{
-	switch (relkind)
-	{
-		case RELKIND_RELATION:
-			return "a table";
-		case RELKIND_PARTITIONED_TABLE:
-			return "a partitioned table";
-		case RELKIND_MATVIEW:
-			return "a materialized view";
-		case RELKIND_FOREIGN_TABLE:
-			return "a foreign table";
-		case RELKIND_VIEW:
-			return "a view";
-		case RELKIND_SEQUENCE:
-			return "a sequence";
-		case RELKIND_INDEX:
-		case RELKIND_PARTITIONED_INDEX:
-			return "an index";
-		case RELKIND_COMPOSITE_TYPE:
-			return "a composite type";
-		case RELKIND_TOASTVALUE:
-			return "a TOAST table";
-		default:
-			return "a relation of another kind";
-	}
-}
-
 /* Is relkind among the accepted kinds? */
 static bool
 KindAccepted(char relkind, int kinds)
@@ -102,12 +72,11 @@ BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 	if (!KindAccepted(relkind, kinds))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: \"%s\" is %s", argname, get_rel_name(relid),
-						RelKindName(relkind)),
-				 errdetail("%s must be %s.", argname,
-						   kinds == BACKFILL_REL_READABLE
-						   ? "a table, a partitioned table, a materialized view or a foreign table"
-						   : "a table or a partitioned table")));
+				 errmsg("cannot use \"%s\" as %s", get_rel_name(relid), argname),
+				 errdetail_relkind_not_supported(relkind),
+				 kinds == BACKFILL_REL_READABLE
+				 ? errhint("Pass a table, a partitioned table, a materialized view or a foreign table.")
+				 : errhint("Pass a table or a partitioned table.")));
 	return relid;
 }
 

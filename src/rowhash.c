@@ -4,155 +4,135 @@
  *		Hashing rows by the values they hold, whatever their types.
  *
  * A row hash must be the same for the same values wherever the row comes
- * from (a heap page, a query, a restored dump, a table rewritten by VACUUM
- * FULL) and must work for every type, including those without a hash
- * operator class (json, point, xml).  So values are hashed by their
- * representation, not through hash opclasses:
+ * from (a heap page, a query, a table with its columns in another order, a
+ * restored dump, a session with another time zone) and must work for every
+ * type, including those without a hash operator class (json, point, xml).
+ * So values are hashed by what they are, not through hash opclasses:
  *
- * - built-in types whose binary form holds no OID and no session state
- *   (integers, numeric, text, timestamps, jsonb, arrays and ranges of them,
- *   ...) are hashed as bytes: the value itself when passed by value, the
- *   typlen bytes of a fixed-length type, the detoasted content of a varlena
- *   (so compression, TOAST and short headers do not matter);
- * - everything else (enums, composites, types of extensions, reg* types,
- *   domains over those) is hashed as the text its output function writes,
- *   which is what pg_dump writes and a restore reads back.
+ * - built-in scalar types whose binary form holds no OID are hashed as bytes:
+ *   the value itself when passed by value, the typlen bytes of a fixed-length
+ *   type, the detoasted content of a varlena (so compression, TOAST, short
+ *   headers and expanded objects do not matter); every float NaN alike;
+ * - arrays by their dimensions and then element by element (the null bitmap
+ *   an array may keep after its last NULL is gone does not count), composites
+ *   field by field, ranges of other types by their flags and bounds, each
+ *   part by these same rules;
+ * - enums, reg* types and types of extensions by the text their output
+ *   function writes, which is what pg_dump writes and a restore reads back
+ *   (an enum's label does not depend on session settings).
  *
- * Two values that print differently hash differently (1.0 and 1.00 are
- * different numerics, as pg_dump keeps them), and NULL differs from every
- * value, the empty string included.
+ * Values that print differently hash differently (1.0 and 1.00 are different
+ * numerics, as pg_dump keeps them); NULL differs from every value.
  *
- * The hashes of a row's columns are chained in column order (xor, multiply,
- * rotate: a bijection of each column's hash) and the chain goes through
- * fmix64 at the end: swapping two values between two rows changes both row
- * hashes non-linearly, which a linear combination of column hashes would
- * not.  Short strings are read as at most two words, never byte by byte.
+ * A row is the set of its (column name, value) pairs: columns are visited in
+ * the byte order of their names, and the names go into the hash, so two
+ * tables with the same columns in another physical order hash their rows
+ * alike.  The values are folded into one 64-bit state by a chain of steps,
+ * each a bijection of the state for a given input word (xor, multiply by an
+ * odd constant, rotate); a value is its length then its 8-byte words.  Two
+ * rows of the same shape that differ anywhere end in different states, and
+ * the final fmix64 makes the row hash a non-linear function of every value:
+ * values swapped between two rows change both hashes.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "access/htup_details.h"
 #include "access/transam.h"
 #include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/arrayaccess.h"
+#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rangetypes.h"
 
+#include "compat.h"
 #include "rowhash.h"
 
-#define P0		UINT64CONST(0xa0761d6478bd642f)
-#define P1		UINT64CONST(0xe7037ed1a0b428db)
-#define P2		UINT64CONST(0x8ebc6af09c88c6e3)
-#define P3		UINT64CONST(0x589965cc75374cc3)
-#define NULL_KEY	UINT64CONST(0x13198a2e03707344)
+#define ROWHASH_SEED	UINT64CONST(0x243f6a8885a308d3)
+#define MUL				UINT64CONST(0x9e3779b97f4a7c15)
+#define NULL_MARK		UINT64CONST(0x13198a2e03707344)
+#define LEN_MARK		UINT64CONST(0xa4093822299f31d0)
+#define ARRAY_MARK		UINT64CONST(0x082efa98ec4e6c89)
+#define ROW_MARK		UINT64CONST(0x452821e638d01377)
+#define RANGE_MARK		UINT64CONST(0xbe5466cf34e90c6c)
 
-/*
- * Multiply to 128 bits and fold the halves together: every bit of both
- * factors reaches the result, at the cost of one multiplication.
- */
+/* Rotate left by r bits, 0 < r < 64. */
 static inline uint64
-Mum(uint64 a, uint64 b)
+Rotl64(uint64 x, int r)
 {
-#ifdef HAVE_INT128
-	uint128		r = (uint128) a * b;
-
-	return (uint64) r ^ (uint64) (r >> 64);
-#else
-	uint64		ha = a >> 32,
-				la = (uint32) a,
-				hb = b >> 32,
-				lb = (uint32) b;
-	uint64		rh = ha * hb,
-				rm0 = ha * lb,
-				rm1 = hb * la,
-				rl = la * lb;
-	uint64		t = rl + (rm0 << 32);
-	uint64		lo = t + (rm1 << 32);
-	uint64		hi = rh + (rm0 >> 32) + (rm1 >> 32) + (t < rl) + (lo < t);
-
-	return lo ^ hi;
-#endif
+	return (x << r) | (x >> (64 - r));
 }
 
-/* Unaligned reads. */
+/* One step of the chain: for a given word, a bijection of the state. */
 static inline uint64
-Read8(const unsigned char *p)
+Step(uint64 acc, uint64 word)
+{
+	return Rotl64((acc ^ word) * MUL, 29);
+}
+
+/* The step for a NULL: another bijection, so no value steps like a NULL. */
+static inline uint64
+StepNull(uint64 acc)
+{
+	return Rotl64((acc + NULL_MARK) * UINT64CONST(0xc2b2ae3d27d4eb4f), 37);
+}
+
+/*
+ * Fold a byte string into the state: its length, then its 8-byte words, the
+ * last 1-7 bytes read as at most two overlapping words (never byte by byte,
+ * which would stall on store forwarding).  Given the length, the words
+ * determine the bytes.
+ */
+static inline uint64
+StepBytes(uint64 acc, const unsigned char *p, size_t len)
 {
 	uint64		v;
 
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint64
-Read4(const unsigned char *p)
-{
-	uint32		v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-/*
- * The hash of a byte string under key: 16-byte blocks folded with Mum, the
- * last 1-16 bytes read as two overlapping words (never byte by byte, which
- * would stall on store forwarding), the length folded in last.  The shape of
- * wyhash, the fastest portable hash for short strings.
- */
-static inline uint64
-HashBytes(const unsigned char *p, size_t len, uint64 key)
-{
-	uint64		see = key ^ P0;
-	uint64		a;
-	uint64		b;
-
-	if (len <= 16)
+	acc = Step(acc, (uint64) len ^ LEN_MARK);
+	while (len >= 8)
 	{
-		if (len >= 4)
-		{
-			size_t		off = (len >> 3) << 2;
-
-			a = (Read4(p) << 32) | Read4(p + off);
-			b = (Read4(p + len - 4) << 32) | Read4(p + len - 4 - off);
-		}
-		else if (len > 0)
-		{
-			a = ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1];
-			b = 0;
-		}
-		else
-			a = b = 0;
+		memcpy(&v, p, 8);
+		acc = Step(acc, v);
+		p += 8;
+		len -= 8;
 	}
-	else
+	if (len >= 4)
 	{
-		size_t		i = len;
+		uint32		lo;
+		uint32		hi;
 
-		while (i > 16)
-		{
-			see = Mum(Read8(p) ^ P1, Read8(p + 8) ^ see);
-			p += 16;
-			i -= 16;
-		}
-		a = Read8(p + i - 16);
-		b = Read8(p + i - 8);
+		memcpy(&lo, p, 4);
+		memcpy(&hi, p + len - 4, 4);
+		acc = Step(acc, ((uint64) hi << 32) | lo);
 	}
-	return Mum(P1 ^ (uint64) len, Mum(a ^ P1, b ^ see));
+	else if (len > 0)
+		acc = Step(acc, ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1]);
+	return acc;
 }
 
-/* Is the binary form of typid the same for the same value in any database? */
+/* The bits of a float8, every NaN alike. */
+static inline uint64
+Float8Bits(float8 f)
+{
+	uint64		bits;
+
+	if (isnan(f))
+		f = get_float8_nan();
+	memcpy(&bits, &f, sizeof(bits));
+	return bits;
+}
+
+/* Is typid one of the built-in reg* types or aclitem, whose values are OIDs? */
 static bool
-TypeHasPortableBinary(Oid typid)
+IsOidAlias(Oid typid)
 {
-	Oid			elemtype;
-	char		typtype;
-
-	typid = getBaseType(typid);
-	if (typid >= FirstGenbkiObjectId)
-		return false;			/* types of extensions and users */
-
 	switch (typid)
 	{
-		case OIDOID:
-			return true;		/* kept as a number by pg_dump */
 		case REGPROCOID:
 		case REGPROCEDUREOID:
 		case REGOPEROID:
@@ -165,88 +145,95 @@ TypeHasPortableBinary(Oid typid)
 		case REGDICTIONARYOID:
 		case REGCOLLATIONOID:
 		case ACLITEMOID:
-			return false;		/* OIDs that a restore resolves again */
+			return true;
 		default:
-			break;
+			return false;
 	}
-
-	typtype = get_typtype(typid);
-	if (typtype == TYPTYPE_COMPOSITE || typtype == TYPTYPE_ENUM ||
-		typtype == TYPTYPE_PSEUDO)
-		return false;			/* OIDs of labels or row types inside */
-
-	elemtype = get_element_type(typid);
-	if (OidIsValid(elemtype))
-		return TypeHasPortableBinary(elemtype);
-
-	return true;
 }
 
-/*
- * A hasher for the columns attidx[0..ncols-1] of rows of desc, in that
- * order; attidx NULL means every column that is not dropped.
- */
-BackfillRowHasher *
-BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
+/* Set vh up for values of typid, allocating sub-hashers in cxt. */
+static void
+ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 {
-	BackfillRowHasher *h = palloc0(sizeof(BackfillRowHasher));
+	int32		typmod = -1;
+	Oid			base = getBaseTypeAndTypmod(typid, &typmod);
+	char		typtype = get_typtype(base);
+	Oid			elemtype = get_element_type(base);
 
-	h->cols = palloc0(sizeof(BackfillColHasher) * Max(desc->natts, ncols));
-	h->ncols = 0;
-	for (int i = 0; i < (attidx ? ncols : desc->natts); i++)
+	memset(vh, 0, sizeof(*vh));
+	vh->cxt = cxt;
+	get_typlenbyvalalign(base, &vh->typlen, &vh->typbyval, &vh->typalign);
+
+	if (base == FLOAT4OID)
+		vh->mode = HASH_FLOAT4;
+	else if (base == FLOAT8OID)
+		vh->mode = HASH_FLOAT8;
+	else if (base == POINTOID || base == LSEGOID || base == BOXOID ||
+			 base == LINEOID || base == CIRCLEOID)
+		vh->mode = HASH_FLOAT8S;
+	else if (typtype == TYPTYPE_COMPOSITE || base == RECORDOID)
 	{
-		int			idx = attidx ? attidx[i] : i;
-		Form_pg_attribute att = TupleDescAttr(desc, idx);
-		BackfillColHasher *col = &h->cols[h->ncols];
+		vh->mode = HASH_COMPOSITE;
+		vh->rowtype = InvalidOid;
+	}
+	else if (OidIsValid(elemtype))
+	{
+		vh->mode = HASH_ARRAY;
+		vh->elem = MemoryContextAlloc(cxt, sizeof(BackfillValueHasher));
+		ValueHasherInit(vh->elem, elemtype, cxt);
+	}
+	else if (typtype == TYPTYPE_RANGE && base >= FirstGenbkiObjectId)
+	{
+		/* a built-in range holds its own built-in OID: its bytes will do */
+		vh->mode = HASH_RANGE;
+		vh->rangetype = lookup_type_cache(base, TYPECACHE_RANGE_INFO);
+		vh->elem = MemoryContextAlloc(cxt, sizeof(BackfillValueHasher));
+		ValueHasherInit(vh->elem, vh->rangetype->rngelemtype->type_id, cxt);
+	}
+	else if (base >= FirstGenbkiObjectId || typtype == TYPTYPE_ENUM ||
+			 typtype == TYPTYPE_MULTIRANGE || typtype == TYPTYPE_PSEUDO ||
+			 IsOidAlias(base))
+	{
+		Oid			outfunc;
+		bool		isvarlena;
 
-		if (att->attisdropped)
-			continue;
-		col->attidx = idx;
-		col->key = BackfillMix64((uint64) (h->ncols + 1) * P0);
-		col->typlen = att->attlen;
-		if (!TypeHasPortableBinary(att->atttypid))
-		{
-			Oid			outfunc;
-			bool		isvarlena;
-
-			getTypeOutputInfo(att->atttypid, &outfunc, &isvarlena);
-			fmgr_info(outfunc, &col->outfn);
-			col->mode = COLMODE_OUTPUT;
-		}
-		else if (att->attbyval)
-			col->mode = COLMODE_BYVAL;
-		else if (att->attlen > 0)
-			col->mode = COLMODE_FIXED;
-		else if (att->attlen == -1)
-			col->mode = COLMODE_VARLENA;
+		if (vh->typlen == -2)
+			vh->mode = HASH_CSTRING;	/* unknown, cstring */
 		else
-			col->mode = COLMODE_CSTRING;
-		h->maxattidx = Max(h->maxattidx, idx + 1);
-		h->ncols++;
+		{
+			getTypeOutputInfo(base, &outfunc, &isvarlena);
+			fmgr_info_cxt(outfunc, &vh->outfn, cxt);
+			vh->mode = HASH_OUTPUT;
+		}
 	}
-	h->tmpcxt = AllocSetContextCreate(CurrentMemoryContext,
-									  "backfill row hash",
-									  ALLOCSET_SMALL_SIZES);
-	return h;
+	else if (vh->typbyval)
+		vh->mode = HASH_BYVAL;
+	else if (vh->typlen > 0)
+		vh->mode = HASH_FIXED;
+	else if (vh->typlen == -1)
+		vh->mode = HASH_VARLENA;
+	else
+		vh->mode = HASH_CSTRING;
 }
 
-/* The hash of one non-NULL value under the key of its column. */
+static uint64 StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc,
+						  Datum value);
+
+/* Fold one non-NULL value into the state. */
 static inline uint64
-HashValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 key, Datum value)
+StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
 {
-	switch (col->mode)
+	switch (vh->mode)
 	{
-		case COLMODE_BYVAL:
+		case HASH_BYVAL:
 			{
 				uint64		v = (uint64) value;
 
-				if (col->typlen < (int) sizeof(Datum))
-					v &= (UINT64CONST(1) << (col->typlen * 8)) - 1;
-				return Mum(v ^ key, P2);
+				if (vh->typlen < (int) sizeof(Datum))
+					v &= (UINT64CONST(1) << (vh->typlen * 8)) - 1;
+				return Step(acc, v);
 			}
-		case COLMODE_FIXED:
-			return HashBytes((const unsigned char *) DatumGetPointer(value), col->typlen, key);
-		case COLMODE_VARLENA:
+		case HASH_VARLENA:
 			{
 				struct varlena *p = (struct varlena *) DatumGetPointer(value);
 
@@ -258,55 +245,254 @@ HashValue(BackfillRowHasher *h, BackfillColHasher *col, uint64 key, Datum value)
 					MemoryContextSwitchTo(old);
 					h->tmpdirty = true;
 				}
-				return HashBytes((const unsigned char *) VARDATA_ANY(p),
-								 VARSIZE_ANY_EXHDR(p), key);
+				return StepBytes(acc, (const unsigned char *) VARDATA_ANY(p),
+								 VARSIZE_ANY_EXHDR(p));
 			}
-		case COLMODE_CSTRING:
+		case HASH_FIXED:
+			return StepBytes(acc, (const unsigned char *) DatumGetPointer(value), vh->typlen);
+		case HASH_FLOAT8:
+			return Step(acc, Float8Bits(DatumGetFloat8(value)));
+		default:
+			return StepComplex(h, vh, acc, value);
+	}
+}
+
+/* Fold a composite value: its number of fields, then each field. */
+static uint64
+StepComposite(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+{
+	HeapTupleHeader td = DatumGetHeapTupleHeader(value);
+	Oid			rowtype = HeapTupleHeaderGetTypeId(td);
+	int32		rowtypmod = HeapTupleHeaderGetTypMod(td);
+	HeapTupleData tuple;
+	Datum	   *values;
+	bool	   *nulls;
+	int			natts;
+
+	if (vh->rowdesc == NULL || vh->rowtype != rowtype || vh->rowtypmod != rowtypmod)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(rowtype, rowtypmod);
+		MemoryContext old = MemoryContextSwitchTo(vh->cxt);
+
+		vh->rowdesc = CreateTupleDescCopy(desc);
+		ReleaseTupleDesc(desc);
+		vh->fields = palloc0(sizeof(BackfillValueHasher *) * vh->rowdesc->natts);
+		for (int i = 0; i < vh->rowdesc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(vh->rowdesc, i);
+
+			if (att->attisdropped)
+				continue;
+			vh->fields[i] = palloc(sizeof(BackfillValueHasher));
+			ValueHasherInit(vh->fields[i], att->atttypid, vh->cxt);
+		}
+		MemoryContextSwitchTo(old);
+		vh->rowtype = rowtype;
+		vh->rowtypmod = rowtypmod;
+	}
+
+	natts = vh->rowdesc->natts;
+	values = palloc(sizeof(Datum) * natts);
+	nulls = palloc(sizeof(bool) * natts);
+	tuple.t_len = HeapTupleHeaderGetDatumLength(td);
+	ItemPointerSetInvalid(&(tuple.t_self));
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = td;
+	heap_deform_tuple(&tuple, vh->rowdesc, values, nulls);
+
+	acc = Step(acc, ROW_MARK);
+	for (int i = 0; i < natts; i++)
+	{
+		if (vh->fields[i] == NULL)
+			continue;
+		acc = nulls[i] ? StepNull(acc) : StepValue(h, vh->fields[i], acc, values[i]);
+	}
+	return acc;
+}
+
+/* Fold an array value: its dimensions, then each element in storage order. */
+static uint64
+StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(value);
+	int			ndim = ARR_NDIM(arr);
+	int			nitems = ArrayGetNItems(ndim, ARR_DIMS(arr));
+	array_iter	it;
+
+	acc = Step(acc, (uint64) ndim ^ ARRAY_MARK);
+	for (int d = 0; d < ndim; d++)
+	{
+		acc = Step(acc, (uint64) (uint32) ARR_DIMS(arr)[d]);
+		acc = Step(acc, (uint64) (uint32) ARR_LBOUND(arr)[d]);
+	}
+
+	array_iter_setup(&it, (AnyArrayType *) arr);
+	for (int i = 0; i < nitems; i++)
+	{
+		bool		isnull;
+		Datum		elem = array_iter_next(&it, &isnull, i, vh->elem->typlen,
+										   vh->elem->typbyval, vh->elem->typalign);
+
+		acc = isnull ? StepNull(acc) : StepValue(h, vh->elem, acc, elem);
+	}
+	return acc;
+}
+
+/* Fold a range of a type that is not built in: its flags, then its bounds. */
+static uint64
+StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+{
+	RangeBound	lower;
+	RangeBound	upper;
+	bool		empty;
+
+	range_deserialize(vh->rangetype, DatumGetRangeTypeP(value), &lower, &upper, &empty);
+	acc = Step(acc, RANGE_MARK ^ ((uint64) empty |
+								  (uint64) lower.infinite << 1 | (uint64) lower.inclusive << 2 |
+								  (uint64) upper.infinite << 3 | (uint64) upper.inclusive << 4));
+	if (!empty && !lower.infinite)
+		acc = StepValue(h, vh->elem, acc, lower.val);
+	if (!empty && !upper.infinite)
+		acc = StepValue(h, vh->elem, acc, upper.val);
+	return acc;
+}
+
+/* The modes that allocate or recurse, kept out of the inlined fast path. */
+static uint64
+StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+{
+	MemoryContext old;
+
+	switch (vh->mode)
+	{
+		case HASH_FLOAT4:
+			{
+				float4		f = DatumGetFloat4(value);
+				uint32		bits;
+
+				if (isnan(f))
+					f = get_float4_nan();
+				memcpy(&bits, &f, sizeof(bits));
+				return Step(acc, bits);
+			}
+		case HASH_FLOAT8S:
+			{
+				const char *p = DatumGetPointer(value);
+
+				acc = Step(acc, (uint64) vh->typlen ^ LEN_MARK);
+				for (int off = 0; off + (int) sizeof(float8) <= vh->typlen; off += sizeof(float8))
+				{
+					float8		f;
+
+					memcpy(&f, p + off, sizeof(f));
+					acc = Step(acc, Float8Bits(f));
+				}
+				return acc;
+			}
+		case HASH_CSTRING:
 			{
 				const char *s = DatumGetCString(value);
 
-				return HashBytes((const unsigned char *) s, strlen(s), key);
+				return StepBytes(acc, (const unsigned char *) s, strlen(s));
 			}
-		case COLMODE_OUTPUT:
+		case HASH_OUTPUT:
 			{
-				MemoryContext old = MemoryContextSwitchTo(h->tmpcxt);
-				char	   *s = OutputFunctionCall(&col->outfn, value);
+				char	   *s;
 
+				old = MemoryContextSwitchTo(h->tmpcxt);
+				s = OutputFunctionCall(&vh->outfn, value);
 				MemoryContextSwitchTo(old);
 				h->tmpdirty = true;
-				return HashBytes((const unsigned char *) s, strlen(s), key);
+				return StepBytes(acc, (const unsigned char *) s, strlen(s));
 			}
+		case HASH_ARRAY:
+		case HASH_COMPOSITE:
+		case HASH_RANGE:
+			old = MemoryContextSwitchTo(h->tmpcxt);
+			h->tmpdirty = true;
+			if (vh->mode == HASH_ARRAY)
+				acc = StepArray(h, vh, acc, value);
+			else if (vh->mode == HASH_COMPOSITE)
+				acc = StepComposite(h, vh, acc, value);
+			else
+				acc = StepRange(h, vh, acc, value);
+			MemoryContextSwitchTo(old);
+			return acc;
+		default:
+			elog(ERROR, "unexpected hash mode %d", (int) vh->mode);
 	}
 	pg_unreachable();
 }
 
+/* Order columns by the bytes of their names. */
+static int
+CompareColumnNames(const void *a, const void *b, void *arg)
+{
+	TupleDesc	desc = (TupleDesc) arg;
+	const BackfillColHasher *ca = (const BackfillColHasher *) a;
+	const BackfillColHasher *cb = (const BackfillColHasher *) b;
+
+	return strcmp(NameStr(TupleDescAttr(desc, ca->attidx)->attname),
+				  NameStr(TupleDescAttr(desc, cb->attidx)->attname));
+}
+
 /*
- * The hash of the hasher's columns of the row in slot.  Each column's value
- * is hashed under a key of its own (its position, and the hasher's seed), so
- * the column hashes are independent of one another and the processor
- * computes them side by side; their sum then goes through fmix64, which
- * makes the row hash a non-linear function of the whole row.
+ * A hasher for the columns attidx[0..ncols-1] of rows of desc; attidx NULL
+ * means every column that is not dropped.
  */
+BackfillRowHasher *
+BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
+{
+	BackfillRowHasher *h = palloc0(sizeof(BackfillRowHasher));
+	int			n = attidx ? ncols : desc->natts;
+
+	h->cols = palloc0(sizeof(BackfillColHasher) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int			idx = attidx ? attidx[i] : i;
+
+		if (TupleDescAttr(desc, idx)->attisdropped)
+			continue;
+		h->cols[h->ncols++].attidx = idx;
+		h->maxattidx = Max(h->maxattidx, idx + 1);
+	}
+	qsort_arg(h->cols, h->ncols, sizeof(BackfillColHasher), CompareColumnNames, desc);
+
+	h->names = ROWHASH_SEED;
+	for (int i = 0; i < h->ncols; i++)
+	{
+		const char *name = NameStr(TupleDescAttr(desc, h->cols[i].attidx)->attname);
+
+		ValueHasherInit(&h->cols[i].vh, TupleDescAttr(desc, h->cols[i].attidx)->atttypid,
+						CurrentMemoryContext);
+		h->names = StepBytes(h->names, (const unsigned char *) name, strlen(name));
+	}
+	h->tmpcxt = AllocSetContextCreate(CurrentMemoryContext,
+									  "backfill row hash",
+									  ALLOCSET_SMALL_SIZES);
+	return h;
+}
+
+/* The hash of the hasher's columns of the row in slot. */
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
-	uint64		sum = 0;
+	uint64		acc = h->names ^ h->seed;
 
 	slot_getsomeattrs(slot, h->maxattidx);
 	for (int i = 0; i < h->ncols; i++)
 	{
 		BackfillColHasher *col = &h->cols[i];
-		uint64		key = col->key ^ h->seed;
 
 		if (slot->tts_isnull[col->attidx])
-			sum += Mum(key ^ NULL_KEY, P3);
+			acc = StepNull(acc);
 		else
-			sum += HashValue(h, col, key, slot->tts_values[col->attidx]);
+			acc = StepValue(h, &col->vh, acc, slot->tts_values[col->attidx]);
 	}
 	if (h->tmpdirty)
 	{
 		MemoryContextReset(h->tmpcxt);
 		h->tmpdirty = false;
 	}
-	return BackfillMix64(sum ^ (uint64) h->ncols);
+	return BackfillMix64(acc ^ (uint64) h->ncols);
 }

@@ -13,33 +13,55 @@
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "utils/typcache.h"
 
-/* How one column's values are turned into bytes to hash. */
-typedef enum BackfillColMode
+/* How the values of one type are hashed. */
+typedef enum BackfillHashMode
 {
-	COLMODE_BYVAL,				/* pass-by-value: the value itself */
-	COLMODE_FIXED,				/* fixed-length by reference: typlen bytes */
-	COLMODE_VARLENA,			/* variable length: detoasted content */
-	COLMODE_CSTRING,			/* cstring: its characters */
-	COLMODE_OUTPUT				/* anything else: the type's text output */
-} BackfillColMode;
+	HASH_BYVAL,					/* pass-by-value: the value itself */
+	HASH_FIXED,					/* fixed length by reference: typlen bytes */
+	HASH_VARLENA,				/* variable length: the detoasted content */
+	HASH_CSTRING,				/* cstring: its characters */
+	HASH_FLOAT4,				/* float4, every NaN alike */
+	HASH_FLOAT8,				/* float8, every NaN alike */
+	HASH_FLOAT8S,				/* fixed length made of float8s (point, box...) */
+	HASH_ARRAY,					/* dimensions, then element by element */
+	HASH_COMPOSITE,				/* field by field */
+	HASH_RANGE,					/* flags, then bounds */
+	HASH_OUTPUT					/* the type's text output */
+} BackfillHashMode;
+
+typedef struct BackfillValueHasher
+{
+	BackfillHashMode mode;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	FmgrInfo	outfn;			/* HASH_OUTPUT */
+	struct BackfillValueHasher *elem;	/* HASH_ARRAY element, HASH_RANGE bound */
+	TypeCacheEntry *rangetype;	/* HASH_RANGE */
+	MemoryContext cxt;			/* where sub-hashers are made */
+	/* HASH_COMPOSITE: the row type last seen and a hasher per field */
+	Oid			rowtype;
+	int32		rowtypmod;
+	TupleDesc	rowdesc;
+	struct BackfillValueHasher **fields;	/* NULL for dropped fields */
+} BackfillValueHasher;
 
 typedef struct BackfillColHasher
 {
 	int			attidx;			/* 0-based position in the slot */
-	uint64		key;			/* hash key of this position in the row */
-	BackfillColMode mode;
-	int16		typlen;
-	FmgrInfo	outfn;			/* for COLMODE_OUTPUT */
+	BackfillValueHasher vh;
 } BackfillColHasher;
 
 typedef struct BackfillRowHasher
 {
 	int			ncols;
-	BackfillColHasher *cols;
+	BackfillColHasher *cols;	/* in the byte order of their names */
 	int			maxattidx;		/* highest attidx + 1, for slot_getsomeattrs */
+	uint64		names;			/* hash of the column names, in that order */
 	uint64		seed;			/* 0 unless a caller needs another hash family */
-	MemoryContext tmpcxt;		/* detoasted copies and output strings */
+	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
 } BackfillRowHasher;
 
@@ -47,7 +69,7 @@ extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
 extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
 
-/* Final mix of a 64-bit value (MurmurHash3's fmix64): every bit affects every bit. */
+/* Final mix of a 64-bit value (MurmurHash3's fmix64): a bijection. */
 static inline uint64
 BackfillMix64(uint64 h)
 {

@@ -27,7 +27,9 @@
 #include "lib/stringinfo.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parser.h"
+#include "parser/scanner.h"
 #include "parser/scansup.h"
+#include "common/keywords.h"
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -36,21 +38,29 @@
 
 #include "spi_util.h"
 
-/* Re-raise the error being handled with "invalid <argname>: " in front. */
+/*
+ * Re-raise the error being handled with "invalid <argname>: " in front of its
+ * message, if it is an error of the fragment (syntax, names, types, data):
+ * cancels, lock timeouts and internal errors go on as they were.
+ */
 static void
 RethrowNamingArgument(MemoryContext cxt, const char *argname)
 {
 	ErrorData  *edata;
+	int			category;
 
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
-	FlushErrorState();
+	category = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+	if (category != ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION &&
+		category != ERRCODE_DATA_EXCEPTION &&
+		category != ERRCODE_FEATURE_NOT_SUPPORTED)
+		PG_RE_THROW();
 
-	ereport(ERROR,
-			(errcode(edata->sqlerrcode),
-			 errmsg("invalid %s: %s", argname, edata->message),
-			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-			 edata->hint ? errhint("%s", edata->hint) : 0));
+	FlushErrorState();
+	edata->message = psprintf("invalid %s: %s", argname, edata->message);
+	edata->cursorpos = 0;		/* a position in our SQL, not in the caller's */
+	ReThrowError(edata);
 }
 
 /* raw_parser() that names the argument when the text does not parse. */
@@ -71,6 +81,47 @@ ParseNamingArgument(const char *sql, const char *argname)
 	PG_END_TRY();
 
 	return result;
+}
+
+/* Does a SELECT, or the leftmost branch of its set operation, have INTO? */
+static bool
+SelectHasInto(SelectStmt *sel)
+{
+	while (sel->op != SETOP_NONE && sel->larg != NULL)
+		sel = sel->larg;
+	return sel->intoClause != NULL;
+}
+
+/*
+ * Check that expr never closes a parenthesis or bracket it did not open:
+ * "a) OR (b" is one expression on its own but, once embedded as "(a) OR (b)",
+ * would escape the parentheses put around it.  Lexes with the server's own
+ * scanner, so quoting and comments count exactly as in the parser.
+ */
+static void
+CheckBalanced(const char *expr, const char *argname)
+{
+	core_yy_extra_type yyextra;
+	core_yyscan_t scanner = scanner_init(expr, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	int			depth = 0;
+
+	for (;;)
+	{
+		core_YYSTYPE lval;
+		YYLTYPE		loc;
+		int			tok = core_yylex(&lval, &loc, scanner);
+
+		if (tok == 0)
+			break;
+		if (tok == '(' || tok == '[')
+			depth++;
+		else if ((tok == ')' || tok == ']') && --depth < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_SYNTAX_ERROR),
+					 errmsg("%s must be a single SQL expression", argname),
+					 errdetail("It closes a parenthesis it did not open, at character %d.", loc + 1)));
+	}
+	scanner_finish(scanner);
 }
 
 /* Is the text empty or only white space? */
@@ -109,12 +160,12 @@ BackfillCheckQuery(const char *query, const char *argname)
 						argname, list_length(stmts))));
 
 	raw = linitial_node(RawStmt, stmts);
-	if (!IsA(raw->stmt, SelectStmt) || ((SelectStmt *) raw->stmt)->intoClause)
+	if (!IsA(raw->stmt, SelectStmt) || SelectHasInto((SelectStmt *) raw->stmt))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s must be a SELECT, VALUES or TABLE query", argname),
-				 errdetail("%s is a %s statement.", argname,
-						   CreateCommandName(raw->stmt)),
+				 errdetail("The %s given is a %s statement.", argname,
+						   IsA(raw->stmt, SelectStmt) ? "SELECT INTO" : CreateCommandName(raw->stmt)),
 				 errhint("Statements that write belong to the write functions, not to a query argument.")));
 
 	if (raw->stmt_len > 0)
@@ -122,7 +173,7 @@ BackfillCheckQuery(const char *query, const char *argname)
 	else
 		text = pstrdup(query + raw->stmt_location);
 
-	/* A locking clause or a data-modifying WITH is caught at execution (read-only SPI). */
+	/* a locking clause or a data-modifying WITH: BackfillCheckReadOnly */
 	return text;
 }
 
@@ -146,6 +197,7 @@ BackfillCheckExpr(const char *expr, const char *argname)
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "SELECT (\n%s\n)", expr);
 	stmts = ParseNamingArgument(buf.data, argname);
+	CheckBalanced(expr, argname);
 
 	sel = (list_length(stmts) == 1 && IsA(linitial_node(RawStmt, stmts)->stmt, SelectStmt))
 		? (SelectStmt *) linitial_node(RawStmt, stmts)->stmt : NULL;
@@ -160,7 +212,7 @@ BackfillCheckExpr(const char *expr, const char *argname)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("%s must be a single SQL expression", argname),
-				 errdetail("The %s given is: %s", argname, expr)));
+				 errdetail("It holds a clause or a statement of its own.")));
 
 	pfree(buf.data);
 	return pstrdup(expr);
@@ -199,8 +251,29 @@ BackfillPlanQuery(SPIPlanPtr plan)
 		elog(ERROR, "expected a plan of one statement, got %d", list_length(sources));
 	src = (CachedPlanSource *) linitial(sources);
 	if (list_length(src->query_list) != 1)
-		elog(ERROR, "expected one query after rewriting, got %d", list_length(src->query_list));
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a query rewritten into %d queries is not supported", list_length(src->query_list))));
 	return linitial_node(Query, src->query_list);
+}
+
+/*
+ * Check that a prepared query only reads: no SELECT INTO, no data-modifying
+ * WITH, no FOR UPDATE.  (A volatile function it calls may still write; the
+ * functions that take queries run them read-only where they can.)
+ */
+void
+BackfillCheckReadOnly(SPIPlanPtr plan, const char *argname)
+{
+	Query	   *q = BackfillPlanQuery(plan);
+
+	if (q->commandType != CMD_SELECT || q->utilityStmt != NULL ||
+		q->hasModifyingCTE || q->rowMarks != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s must only read", argname),
+				 errdetail("It writes through a data-modifying WITH, locks rows with FOR UPDATE or SHARE, or creates a table with INTO."),
+				 errhint("Statements that write belong to the write functions, not to a query argument.")));
 }
 
 /* The row type a plan of one SELECT returns. */
@@ -231,9 +304,9 @@ BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params, bool read_only,
 	options.read_only = read_only;
 	options.dest = dest;
 
-	/* SPI reports a SELECT whose rows go to a DestNone receiver as a utility */
+	Assert(dest->mydest != DestNone);	/* SPI would call it a utility */
 	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_plan_extended returned %s", SPI_result_code_string(rc));
 	return SPI_processed;
 }

@@ -20,6 +20,7 @@ extern char *BackfillCheckExpr(const char *expr, const char *argname);
 extern SPIPlanPtr BackfillPrepare(const char *sql, int nargs, Oid *argtypes,
 								  const char *argname);
 extern Query *BackfillPlanQuery(SPIPlanPtr plan);
+extern void BackfillCheckReadOnly(SPIPlanPtr plan, const char *argname);
 extern TupleDesc BackfillPlanResultDesc(SPIPlanPtr plan);
 extern uint64 BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params,
 								bool read_only, DestReceiver *dest);

@@ -27,6 +27,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "nodes/nodeFuncs.h"
+#include "parser/parse_coerce.h"
 #include "optimizer/clauses.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/builtins.h"
@@ -35,12 +36,19 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
+#include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/pg_class.h"
 
 #include "relation.h"
 #include "spi_util.h"
 
-/* Is there a unique index that alone proves the key columns attnums unique? */
+/*
+ * Is there a unique index that alone proves the key columns attnums unique,
+ * in the sense of the columns' own equality?  It must be valid, immediate,
+ * without predicate or expressions, on exactly those columns, each with the
+ * column's collation and an operator class whose equality is the type's.
+ */
 static bool
 KeyProvenByIndex(Oid relid, List *attnums)
 {
@@ -62,8 +70,32 @@ KeyProvenByIndex(Oid relid, List *attnums)
 			idx->indnkeyatts == list_length(attnums) &&
 			heap_attisnull(tup, Anum_pg_index_indpred, NULL) &&
 			heap_attisnull(tup, Anum_pg_index_indexprs, NULL);
-		for (int i = 0; match && i < idx->indnkeyatts; i++)
-			match = list_member_int(attnums, idx->indkey.values[i]);
+		if (match)
+		{
+			bool		isnull;
+			oidvector  *indclass = (oidvector *) DatumGetPointer(
+				SysCacheGetAttr(INDEXRELID, tup, Anum_pg_index_indclass, &isnull));
+			oidvector  *indcoll = (oidvector *) DatumGetPointer(
+				SysCacheGetAttr(INDEXRELID, tup, Anum_pg_index_indcollation, &isnull));
+
+			for (int i = 0; match && i < idx->indnkeyatts; i++)
+			{
+				AttrNumber	attnum = idx->indkey.values[i];
+				Form_pg_attribute att;
+				Oid			eq;
+
+				match = list_member_int(attnums, attnum);
+				if (!match)
+					break;
+				att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+				eq = lookup_type_cache(att->atttypid, TYPECACHE_EQ_OPR)->eq_opr;
+				match = indcoll->values[i] == att->attcollation &&
+					OidIsValid(eq) &&
+					get_opfamily_member(get_opclass_family(indclass->values[i]),
+										att->atttypid, att->atttypid,
+										BTEqualStrategyNumber) == eq;
+			}
+		}
 		ReleaseSysCache(tup);
 		if (match)
 		{
@@ -99,17 +131,17 @@ CheckKeyTypes(Oid relid, List *names, List *attnums)
 	return sortable;
 }
 
-/* "t.a IS NULL OR t.b IS NULL" for the key columns. */
+/* "r.a IS NULL OR r.b IS NULL" for the key columns, r the relation's name. */
 static char *
-NullCondition(List *names)
+NullCondition(const char *qual, List *names)
 {
 	StringInfoData buf;
 	ListCell   *lc;
 
 	initStringInfo(&buf);
 	foreach(lc, names)
-		appendStringInfo(&buf, "%st.%s IS NULL", foreach_current_index(lc) > 0 ? " OR " : "",
-						 quote_identifier((const char *) lfirst(lc)));
+		appendStringInfo(&buf, "%s%s.%s IS NULL", foreach_current_index(lc) > 0 ? " OR " : "",
+						 qual, quote_identifier((const char *) lfirst(lc)));
 	return buf.data;
 }
 
@@ -155,6 +187,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	List	   *attnums;
 	const char *scope = NULL;
 	const char *relname;
+	const char *qual;
 	char	   *keylist;
 	char	   *nullcond;
 	StringInfoData cols;
@@ -179,18 +212,25 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
 
+	/*
+	 * The relation is not aliased, so a scope may name it as the caller
+	 * would (orders.day); columns are qualified with its bare name.
+	 */
 	relname = BackfillQualifiedName(relid);
+	qual = quote_identifier(get_rel_name(relid));
 	keylist = BackfillColumnListText(names);
-	nullcond = NullCondition(names);
+	nullcond = NullCondition(qual, names);
 	proven = KeyProvenByIndex(relid, attnums);
 
-	/* "t.a AS k1, t.b AS k2" and "FROM rel t WHERE (scope)" */
+	/* "r.a AS k1, r.b AS k2" and "FROM [ONLY] s.r WHERE ((scope))" */
 	initStringInfo(&cols);
 	foreach(lc, names)
-		appendStringInfo(&cols, "%st.%s AS k%d", foreach_current_index(lc) > 0 ? ", " : "",
-						 quote_identifier((const char *) lfirst(lc)), foreach_current_index(lc) + 1);
+		appendStringInfo(&cols, "%s%s.%s AS k%d", foreach_current_index(lc) > 0 ? ", " : "",
+						 qual, quote_identifier((const char *) lfirst(lc)), foreach_current_index(lc) + 1);
 	initStringInfo(&from);
-	appendStringInfo(&from, " FROM %s t WHERE (\n%s\n)", relname, scope ? scope : "true");
+	appendStringInfo(&from, " FROM %s%s WHERE ((\n%s\n))",
+					 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
+					 relname, scope ? scope : "true");
 
 	initStringInfo(&sql);
 	if (proven)
@@ -263,10 +303,10 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 dupkeys > 0
-				 ? errmsg("key (%s) of table %s is not unique%s", keylist, relname,
-						  scope ? " within the scope" : "")
-				 : errmsg("key (%s) of table %s contains NULL%s", keylist, relname,
-						  scope ? " within the scope" : ""),
+				 ? (scope ? errmsg("key (%s) of table %s is not unique within the scope", keylist, relname)
+					: errmsg("key (%s) of table %s is not unique", keylist, relname))
+				 : (scope ? errmsg("key (%s) of table %s contains NULL within the scope", keylist, relname)
+					: errmsg("key (%s) of table %s contains NULL", keylist, relname)),
 				 errdetail_internal("%s", detail.data),
 				 dupkeys > 0
 				 ? errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")
@@ -277,58 +317,115 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(rows);
 }
 
-/* The measures of one side, each cast to numeric, computed in one scan. */
+/* A value of one of the number types, as numeric. */
+static Datum
+ToNumeric(Datum value, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DirectFunctionCall1(int2_numeric, value);
+		case INT4OID:
+			return DirectFunctionCall1(int4_numeric, value);
+		case INT8OID:
+			return DirectFunctionCall1(int8_numeric, value);
+		case FLOAT4OID:
+			return DirectFunctionCall1(float4_numeric, value);
+		case FLOAT8OID:
+			return DirectFunctionCall1(float8_numeric, value);
+		case NUMERICOID:
+			return value;
+		default:
+			elog(ERROR, "unexpected measure type %u", type);
+	}
+	pg_unreachable();
+}
+
+/*
+ * Check one measure over one side on its own, so an error names it: an
+ * aggregate, not a set, of a number type.  Returns that type.
+ */
+static Oid
+CheckMeasure(const char *query, const char *side, const char *measure)
+{
+	StringInfoData sql;
+	char	   *what = psprintf("measure \"%s\" over %s", measure, side);
+	SPIPlanPtr	plan;
+	TargetEntry *tle;
+	Oid			type;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT ((\n%s\n)) FROM (\n%s\n) AS backfill_rows", measure, query);
+	plan = BackfillPrepare(sql.data, 0, NULL, what);
+	tle = linitial_node(TargetEntry, BackfillPlanQuery(plan)->targetList);
+
+	if (!contain_aggs_of_level((Node *) tle->expr, 0) ||
+		contain_window_function((Node *) tle->expr) ||
+		expression_returns_set((Node *) tle->expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_GROUPING_ERROR),
+				 errmsg("measure \"%s\" is not an aggregate", measure),
+				 errhint("A measure summarizes all rows of a side in one value, e.g. count(*) or sum(revenue).")));
+
+	type = getBaseType(exprType((Node *) tle->expr));
+	if (type != INT2OID && type != INT4OID && type != INT8OID &&
+		type != FLOAT4OID && type != FLOAT8OID && type != NUMERICOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("measure \"%s\" returns %s, not a number", measure, format_type_be(type)),
+				 errhint("A measure must return smallint, integer, bigint, real, double precision or numeric.")));
+	SPI_freeplan(plan);
+	return type;
+}
+
+/*
+ * The measures of one side computed in one scan, as numeric values in the
+ * caller's memory (outside SPI).
+ */
 static Datum *
 ComputeMeasures(const char *query, const char *side, List *measures, bool **isnull)
 {
 	StringInfoData sql;
-	StringInfoData what;
 	SPIPlanPtr	plan;
-	Query	   *q;
 	ListCell   *lc;
 	Datum	   *values;
+	Oid		   *types;
 	int			n = list_length(measures);
 	int			rc;
 
 	/* errors of the query itself first, so they name the right argument */
-	SPI_freeplan(BackfillPrepare(query, 0, NULL, side));
+	plan = BackfillPrepare(query, 0, NULL, side);
+	BackfillCheckReadOnly(plan, side);
+	SPI_freeplan(plan);
+
+	types = palloc(sizeof(Oid) * n);
+	foreach(lc, measures)
+		types[foreach_current_index(lc)] = CheckMeasure(query, side, (char *) lfirst(lc));
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	foreach(lc, measures)
-		appendStringInfo(&sql, "%s(\n%s\n)::pg_catalog.numeric",
-						 foreach_current_index(lc) > 0 ? ", " : "", (char *) lfirst(lc));
+		appendStringInfo(&sql, "%s((\n%s\n))", foreach_current_index(lc) > 0 ? ", " : "",
+						 (char *) lfirst(lc));
 	appendStringInfo(&sql, " FROM (\n%s\n) AS backfill_rows", query);
-
-	initStringInfo(&what);
-	appendStringInfo(&what, "measures over %s", side);
-	plan = BackfillPrepare(sql.data, 0, NULL, what.data);
-
-	q = BackfillPlanQuery(plan);
-	foreach(lc, q->targetList)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-
-		if (!contain_aggs_of_level((Node *) tle->expr, 0) ||
-			contain_window_function((Node *) tle->expr))
-			ereport(ERROR,
-					(errcode(ERRCODE_GROUPING_ERROR),
-					 errmsg("measure \"%s\" is not an aggregate",
-							(char *) list_nth(measures, foreach_current_index(lc))),
-					 errhint("A measure summarizes all rows of a side, e.g. count(*) or sum(revenue).")));
-	}
+	plan = BackfillPrepare(sql.data, 0, NULL, psprintf("measures over %s", side));
 
 	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "measures over %s returned %d rows", side, (int) SPI_processed);
 
-	values = palloc(sizeof(Datum) * n);
-	*isnull = palloc(sizeof(bool) * n);
+	values = SPI_palloc(sizeof(Datum) * n);
+	*isnull = SPI_palloc(sizeof(bool) * n);
 	for (int i = 0; i < n; i++)
 	{
-		values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &(*isnull)[i]);
-		if (!(*isnull)[i])
-			values[i] = SPI_datumTransfer(values[i], false, -1);
+		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1,
+									  &(*isnull)[i]);
+
+		if (SPI_gettypeid(SPI_tuptable->tupdesc, i + 1) != types[i] &&
+			getBaseType(SPI_gettypeid(SPI_tuptable->tupdesc, i + 1)) != types[i])
+			elog(ERROR, "measure %d changed type", i + 1);
+		values[i] = (*isnull)[i] ? (Datum) 0
+			: SPI_datumTransfer(ToNumeric(v, types[i]), false, -1);
 	}
 	SPI_freeplan(plan);
 	return values;
@@ -386,7 +483,8 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 						 errmsg("measures must not contain NULL"),
 						 errdetail("Element %d of measures is NULL.", i + 1)));
 			measures = lappend(measures,
-							   BackfillCheckExpr(TextDatumGetCString(elems[i]), "measure"));
+							   BackfillCheckExpr(TextDatumGetCString(elems[i]),
+												 psprintf("measures[%d]", i + 1)));
 		}
 	}
 	if (PG_ARGISNULL(3))
@@ -436,9 +534,11 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 		else
 		{
 			values[3] = DirectFunctionCall2(numeric_sub, tv[i], sv[i]);
-			ok = DatumGetBool(DirectFunctionCall2(numeric_le,
-												  DirectFunctionCall1(numeric_abs, values[3]),
-												  tolerance));
+			/* equal infinities or NaNs are equal, though their difference is NaN */
+			ok = DatumGetBool(DirectFunctionCall2(numeric_eq, tv[i], sv[i])) ||
+				DatumGetBool(DirectFunctionCall2(numeric_le,
+												 DirectFunctionCall1(numeric_abs, values[3]),
+												 tolerance));
 		}
 		values[4] = BoolGetDatum(ok);
 		if (!ok)

@@ -59,10 +59,10 @@ END $$;
 -- ============================================================ backfill_fingerprint(rel, scope)
 SELECT pg_temp.refuses($$SELECT backfill_fingerprint(NULL)$$, '22004', '^rel must not be NULL$', 'fingerprint: rel NULL');
 SELECT pg_temp.refuses($$SELECT backfill_fingerprint(NULL, 'true')$$, '22004', '^rel must not be NULL$', 'fingerprint: rel NULL with a scope');
-SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_view')$$, '42809', '^rel: "bi_view" is a view$', 'fingerprint: a view');
-SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_seq')$$, '42809', '^rel: "bi_seq" is a sequence$', 'fingerprint: a sequence');
-SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_idx')$$, '42809', '^rel: "bi_idx" is an index$', 'fingerprint: an index');
-SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_type')$$, '42809', '^rel: "bi_type" is a composite type$', 'fingerprint: a composite type');
+SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_view')$$, '42809', '^cannot use "bi_view" as rel$', 'fingerprint: a view');
+SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_seq')$$, '42809', '^cannot use "bi_seq" as rel$', 'fingerprint: a sequence');
+SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_idx')$$, '42809', '^cannot use "bi_idx" as rel$', 'fingerprint: an index');
+SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi_type')$$, '42809', '^cannot use "bi_type" as rel$', 'fingerprint: a composite type');
 SELECT pg_temp.refuses(format('SELECT backfill_fingerprint(%s::regclass)', (SELECT oid FROM gone)),
                        '42P01', '^rel: relation with OID [0-9]+ does not exist$', 'fingerprint: the OID of a dropped table');
 SELECT pg_temp.refuses($$SELECT backfill_fingerprint('bi', '')$$, '22023', '^scope must not be empty$', 'fingerprint: empty scope');
@@ -85,10 +85,10 @@ SELECT is((backfill_fingerprint('bi', NULL))::text, (backfill_fingerprint('bi'))
 -- ============================================================ backfill_assert_unique(rel, key, scope)
 SELECT pg_temp.refuses($$SELECT backfill_assert_unique(NULL, '{id}')$$, '22004', '^rel must not be NULL$', 'assert_unique: rel NULL');
 SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi', NULL)$$, '22004', '^key must not be NULL$', 'assert_unique: key NULL');
-SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_view', '{id}')$$, '42809', '^rel: "bi_view" is a view$', 'assert_unique: a view');
-SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_seq', '{last_value}')$$, '42809', '^rel: "bi_seq" is a sequence$', 'assert_unique: a sequence');
-SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_idx', '{id}')$$, '42809', '^rel: "bi_idx" is an index$', 'assert_unique: an index');
-SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_type', '{x}')$$, '42809', '^rel: "bi_type" is a composite type$', 'assert_unique: a composite type');
+SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_view', '{id}')$$, '42809', '^cannot use "bi_view" as rel$', 'assert_unique: a view');
+SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_seq', '{last_value}')$$, '42809', '^cannot use "bi_seq" as rel$', 'assert_unique: a sequence');
+SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_idx', '{id}')$$, '42809', '^cannot use "bi_idx" as rel$', 'assert_unique: an index');
+SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi_type', '{x}')$$, '42809', '^cannot use "bi_type" as rel$', 'assert_unique: a composite type');
 SELECT pg_temp.refuses(format('SELECT backfill_assert_unique(%s::regclass, %L)', (SELECT oid FROM gone), '{id}'),
                        '42P01', '^rel: relation with OID [0-9]+ does not exist$', 'assert_unique: the OID of a dropped table');
 SELECT pg_temp.refuses($$SELECT backfill_assert_unique('bi', '{nope}')$$, '42703', '^key: column "nope" does not exist in public\.bi$', 'assert_unique: unknown key column');
@@ -128,7 +128,7 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'UPDATE bi SET 
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('INSERT INTO bi SELECT * FROM bi RETURNING *', 'TABLE bi', '{id}')$$, '42809', '^(query )?a must be a SELECT', 'diff: an INSERT as a');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'SELECT * INTO bi_copy FROM bi', '{id}')$$, '42809', '^(query )?b must be a SELECT', 'diff: SELECT INTO as b');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'WITH x AS (DELETE FROM bi RETURNING *) SELECT * FROM x', '{id}')$$, '42809', 'query b', 'diff: a DELETE in a WITH of b is refused naming query b');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'SELECT * FROM bi FOR UPDATE', '{id}')$$, '0A000', 'FOR UPDATE', 'diff: b locking rows');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'SELECT * FROM bi FOR UPDATE', '{id}')$$, '42809', '^query b must only read$', 'diff: b locking rows');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'TABLE bi', '{nope}')$$, '42703', '^key column "nope" is not a column of query a$', 'diff: unknown key column');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'SELECT v, d FROM bi', '{id}')$$, '42703', '^key column "id" is not a column of query b$', 'diff: key column missing from b only');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_diff('TABLE bi', 'TABLE bi', '{}')$$, '22023', '^key must name at least one column$', 'diff: empty key array');
@@ -155,10 +155,10 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'WITH x AS
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', '{}')$$, '22023', '^measures must hold at least one aggregate expression$', 'reconcile: empty measures');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['count(*)', NULL])$$, '22004', '^measures must not contain NULL$', 'reconcile: NULL element in measures');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', '{{count(*)},{sum(r)}}')$$, '2202E', '^measures must be a one-dimensional array$', 'reconcile: two-dimensional measures');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY[''])$$, '22023', '^measures? must not be empty$', 'reconcile: empty measure');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum('])$$, '42601', '^invalid measures?: syntax error', 'reconcile: measure with a syntax error');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(nope)'])$$, '42703', '^invalid measures over target: column "nope" does not exist$', 'reconcile: measure over an unknown column');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'SELECT id FROM bi', ARRAY['sum(r)'])$$, '42703', '^invalid measures over source: column "r" does not exist$', 'reconcile: measure over a column only the target has');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY[''])$$, '22023', '^measures\[1\] must not be empty$', 'reconcile: empty measure');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum('])$$, '42601', '^invalid measures\[1\]: syntax error', 'reconcile: measure with a syntax error');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(nope)'])$$, '42703', '^invalid measure "sum\(nope\)" over target: column "nope" does not exist$', 'reconcile: measure over an unknown column');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'SELECT id FROM bi', ARRAY['sum(r)'])$$, '42703', '^invalid measure "sum\(r\)" over source: column "r" does not exist$', 'reconcile: measure over a column only the target has');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['count(*)', 'r'])$$, '42803', '^measure "r" is not an aggregate$', 'reconcile: measure that is not an aggregate');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['42'])$$, '42803', '^measure "42" is not an aggregate$', 'reconcile: constant measure');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['count(*) OVER ()'])$$, '42803', '^measure "count\(\*\) OVER \(\)" is not an aggregate$', 'reconcile: window function as measure');
@@ -170,9 +170,9 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi'
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', '{count(*)}', -1)$$, '22023', '^tolerance must be zero or positive, not -1$', 'reconcile: negative tolerance');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', '{count(*)}', -0.0001)$$, '22023', '^tolerance must be zero or positive', 'reconcile: slightly negative tolerance');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', '{count(*)}', 'NaN')$$, '22023', '^tolerance must be zero or positive, not NaN$', 'reconcile: NaN tolerance');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(r); DROP TABLE bi'])$$, '42601', '^invalid measures?: ', 'reconcile: injection "sum(r); DROP TABLE bi" (bi still there)');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(r)) FROM bi --'])$$, '42601', '^invalid measures?: ', 'reconcile: injection closing the measure and commenting out the rest');
-SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['count(*)) FROM pg_class WHERE (true'])$$, '42601', '^measures? must be a single SQL expression$', 'reconcile: balanced injection adding a FROM');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(r); DROP TABLE bi'])$$, '42601', '^invalid measures\[1\]: ', 'reconcile: injection "sum(r); DROP TABLE bi" (bi still there)');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['sum(r)) FROM bi --'])$$, '42601', '^invalid measures\[1\]: ', 'reconcile: injection closing the measure and commenting out the rest');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi', 'TABLE bi', ARRAY['count(*)) FROM pg_class WHERE (true'])$$, '42601', '^measures\[1\] must be a single SQL expression$', 'reconcile: balanced injection adding a FROM');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_reconcile('TABLE bi) AS x; DROP TABLE bi; --', 'TABLE bi', '{count(*)}')$$, '42601', '^invalid target: ', 'reconcile: injection through target');
 
 -- ============================================================ names that need quoting

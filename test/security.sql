@@ -201,7 +201,7 @@ SELECT throws_ok($$UPDATE backfill_log SET target = 'forged' WHERE operation = '
 SELECT throws_ok($$DELETE FROM backfill_log WHERE operation = 'regress'$$,
                  '42501', 'backfill_log is append-only: its rows cannot be deleted', 'owner: DELETE refused');
 SELECT throws_ok($$TRUNCATE backfill_log$$,
-                 '42501', 'backfill_log is append-only: its rows cannot be truncated', 'owner: TRUNCATE refused');
+                 '42501', 'backfill_log is append-only: it cannot be truncated', 'owner: TRUNCATE refused');
 SELECT throws_ok($$INSERT INTO backfill_log (id, logged_by, operation, target)
                    SELECT id, logged_by, operation, 'forged' FROM backfill_log WHERE operation = 'regress'
                    ON CONFLICT (id) DO UPDATE SET target = excluded.target$$,
