@@ -5,7 +5,8 @@
  *
  * The fingerprint of a multiset of rows is its row count and two 64-bit sums
  * over the rows: the sum of each row's hash (rowhash.c) and the sum of a
- * second, independent mix of it.  Sums do not depend on the order rows are
+ * product of it with itself, which is not additive, so two multisets whose
+ * first sums meet by chance still differ in the second.  Sums do not depend on the order rows are
  * read in, so VACUUM FULL, CLUSTER, a dump and restore or another insert
  * order leave the fingerprint as it was; unlike XOR, a sum does not let a
  * duplicated row cancel out.  Each row hash is already a non-linear mix of
@@ -70,7 +71,7 @@ FingerprintReceive(TupleTableSlot *slot, DestReceiver *self)
 
 	r->fp->rows++;
 	r->fp->sum1 += h;
-	r->fp->sum2 += BackfillMix64(h ^ LANE2_KEY);
+	r->fp->sum2 += (h ^ LANE2_KEY) * (h | 1);	/* not additive in h */
 	return true;
 }
 

@@ -27,12 +27,15 @@
  * A row is the set of its (column name, value) pairs: columns are visited in
  * the byte order of their names, and the names go into the hash, so two
  * tables with the same columns in another physical order hash their rows
- * alike.  The values are folded into one 64-bit state by a chain of steps,
- * each a bijection of the state for a given input word (xor, multiply by an
- * odd constant, rotate); a value is its length then its 8-byte words.  Two
- * rows of the same shape that differ anywhere end in different states, and
- * the final fmix64 makes the row hash a non-linear function of every value:
- * values swapped between two rows change both hashes.
+ * alike.  The values are folded by chains of steps, each a bijection of the
+ * 64-bit state for a given input word (xor, multiply by an odd constant,
+ * rotate); a value is its length then its 8-byte words.  Columns alternate
+ * between two chains that the processor runs side by side, and the two states
+ * are folded together by one more step, a bijection of either state for a
+ * given other.  Two rows of the same shape that differ in one value end in
+ * different states; every step is non-linear over addition (multiply, rotate),
+ * so the row hash is a non-linear function of every value and values swapped
+ * between two rows change the sum of their hashes.
  *
  *-------------------------------------------------------------------------
  */
@@ -83,15 +86,37 @@ StepNull(uint64 acc)
 }
 
 /*
- * Fold a byte string into the state: its length, then its 8-byte words, the
- * last 1-7 bytes read as at most two overlapping words (never byte by byte,
- * which would stall on store forwarding).  Given the length, the words
- * determine the bytes.
+ * Fold a byte string into the state.  Up to 7 bytes go in one word: the
+ * bytes, zero-padded, with the length in the top byte.  Longer strings give
+ * their length, then their 8-byte words, the last 1-7 bytes read as at most
+ * two overlapping words.  Either way, given the length the words determine
+ * the bytes, and no byte is read alone in a loop (which would stall on store
+ * forwarding).
  */
-static inline uint64
+static pg_attribute_always_inline uint64
 StepBytes(uint64 acc, const unsigned char *p, size_t len)
 {
 	uint64		v;
+
+	if (len < 8)
+	{
+		if (len >= 4)
+		{
+			uint32		lo;
+			uint32		hi;
+
+			memcpy(&lo, p, 4);
+			memcpy(&hi, p + len - 4, 4);
+			/* the bytes both reads cover are the same, so OR keeps them */
+			v = lo | ((uint64) hi << ((len - 4) * 8));
+		}
+		else if (len > 0)
+			v = (uint64) p[0] | ((uint64) p[len >> 1] << ((len >> 1) * 8)) |
+				((uint64) p[len - 1] << ((len - 1) * 8));
+		else
+			v = 0;
+		return Step(acc, v | ((uint64) len << 56));
+	}
 
 	acc = Step(acc, (uint64) len ^ LEN_MARK);
 	while (len >= 8)
@@ -207,7 +232,12 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 		}
 	}
 	else if (vh->typbyval)
+	{
+		/* a narrower value may come sign-extended: keep its own bytes */
 		vh->mode = HASH_BYVAL;
+		vh->mask = vh->typlen >= (int) sizeof(Datum) ? ~UINT64CONST(0)
+			: (UINT64CONST(1) << (vh->typlen * 8)) - 1;
+	}
 	else if (vh->typlen > 0)
 		vh->mode = HASH_FIXED;
 	else if (vh->typlen == -1)
@@ -220,19 +250,13 @@ static uint64 StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 
 						  Datum value);
 
 /* Fold one non-NULL value into the state. */
-static inline uint64
+static pg_attribute_always_inline uint64
 StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
 {
 	switch (vh->mode)
 	{
 		case HASH_BYVAL:
-			{
-				uint64		v = (uint64) value;
-
-				if (vh->typlen < (int) sizeof(Datum))
-					v &= (UINT64CONST(1) << (vh->typlen * 8)) - 1;
-				return Step(acc, v);
-			}
+			return Step(acc, (uint64) value & vh->mask);
 		case HASH_VARLENA:
 			{
 				struct varlena *p = (struct varlena *) DatumGetPointer(value);
@@ -473,26 +497,40 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 	return h;
 }
 
-/* The hash of the hasher's columns of the row in slot. */
+/* Fold one column of the row in slot into the state. */
+static pg_attribute_always_inline uint64
+StepColumn(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, TupleTableSlot *slot)
+{
+	if (slot->tts_isnull[col->attidx])
+		return StepNull(acc);
+	return StepValue(h, &col->vh, acc, slot->tts_values[col->attidx]);
+}
+
+/*
+ * The hash of the hasher's columns of the row in slot: columns alternate
+ * between two chains, folded together at the end.
+ */
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
-	uint64		acc = h->names ^ h->seed;
+	uint64		a = h->names ^ h->seed;
+	uint64		b = ~a;
+	int			i;
 
 	slot_getsomeattrs(slot, h->maxattidx);
-	for (int i = 0; i < h->ncols; i++)
+	for (i = 0; i + 1 < h->ncols; i += 2)
 	{
-		BackfillColHasher *col = &h->cols[i];
-
-		if (slot->tts_isnull[col->attidx])
-			acc = StepNull(acc);
-		else
-			acc = StepValue(h, &col->vh, acc, slot->tts_values[col->attidx]);
+		a = StepColumn(h, &h->cols[i], a, slot);
+		b = StepColumn(h, &h->cols[i + 1], b, slot);
 	}
-	if (h->tmpdirty)
+	if (i < h->ncols)
+		a = StepColumn(h, &h->cols[i], a, slot);
+
+	if (unlikely(h->tmpdirty))
 	{
 		MemoryContextReset(h->tmpcxt);
 		h->tmpdirty = false;
 	}
-	return BackfillMix64(acc ^ (uint64) h->ncols);
+	a = Step(a ^ (uint64) h->ncols, b);
+	return a ^ (a >> 31);		/* high bits down, so the sum's low bits see them */
 }

@@ -34,6 +34,7 @@ typedef enum BackfillHashMode
 typedef struct BackfillValueHasher
 {
 	BackfillHashMode mode;
+	uint64		mask;			/* HASH_BYVAL: the bytes of the value */
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
