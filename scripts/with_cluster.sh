@@ -47,13 +47,18 @@ done
 stop_cluster() {
 	rc=$?
 	if [ -f "$DATA/postmaster.pid" ]; then
-		"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
+		"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m fast -w -t 30 stop >/dev/null 2>&1 ||
+			"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
 	fi
 	if [ "$rc" -ne 0 ] && [ -f "$TMP/server.log" ]; then
 		echo "--- last lines of the server log ---" >&2
 		tail -n 30 "$TMP/server.log" >&2 || true
 	fi
-	rm -rf "$TMP"
+	# the last server processes may still be writing as they exit
+	for _ in 1 2 3 4 5; do
+		rm -rf "$TMP" 2>/dev/null && break
+		sleep 1
+	done
 	exit "$rc"
 }
 trap stop_cluster EXIT
