@@ -17,7 +17,10 @@ OBJS = \
 	src/fingerprint.o \
 	src/diff.o \
 	src/validate.o \
-	src/log.o
+	src/log.o \
+	src/swap.o \
+	src/staging.o \
+	src/replace.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 

@@ -45,6 +45,41 @@ COMMENT ON FUNCTION @extschema@.backfill_reconcile(pg_catalog.text, pg_catalog.t
 	'Aggregate measures of target and source side by side; raises 23514 when one differs by more than tolerance';
 
 --
+-- Write strategies: the partition swap.
+--
+
+CREATE TYPE @extschema@.backfill_swap AS (
+	partition pg_catalog.regclass,
+	rows_before bigint,
+	rows_after bigint,
+	fingerprint_before text,
+	fingerprint_after text,
+	archived_as pg_catalog.regclass,
+	attempts integer,
+	swap_ms double precision,
+	log_id bigint
+);
+COMMENT ON TYPE @extschema@.backfill_swap IS
+	'What a partition swap did: rows and fingerprints before and after, the archive kept, lock attempts, time under lock, log record';
+
+CREATE FUNCTION @extschema@.backfill_replace_partition(part pg_catalog.regclass, source pg_catalog.text,
+	keep_old pg_catalog.bool DEFAULT false, allow_empty pg_catalog.bool DEFAULT false,
+	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5)
+	RETURNS @extschema@.backfill_swap
+	AS 'MODULE_PATHNAME', 'backfill_replace_partition'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4) IS
+	'Recompute leaf partition part from source ($1, $2: its bounds) and swap the new rows in atomically';
+
+CREATE FUNCTION @extschema@.backfill_undo(log_id bigint,
+	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5)
+	RETURNS @extschema@.backfill_swap
+	AS 'MODULE_PATHNAME', 'backfill_undo'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_undo(bigint, pg_catalog.int4, pg_catalog.int4) IS
+	'Swap back in the archive that the replacement recorded as log_id kept, if the partition is unchanged since';
+
+--
 -- Record: every write of the write layers, committed with the data it describes.
 --
 

@@ -40,4 +40,11 @@
 	pg_class_ownercheck((relid), (roleid))
 #endif
 
+/* 16 added the permission infos to ExecInitRangeTable */
+#if PG_VERSION_NUM >= 160000
+#define BackfillExecInitRangeTable(estate, rtable) ExecInitRangeTable((estate), (rtable), NIL)
+#else
+#define BackfillExecInitRangeTable(estate, rtable) ExecInitRangeTable((estate), (rtable))
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

@@ -41,8 +41,6 @@
 #include "rowhash.h"
 #include "spi_util.h"
 
-#define LANE2_KEY	UINT64CONST(0xa4093822299f31d0)
-
 typedef struct FingerprintReceiver
 {
 	DestReceiver pub;
@@ -71,7 +69,7 @@ FingerprintReceive(TupleTableSlot *slot, DestReceiver *self)
 
 	r->fp->rows++;
 	r->fp->sum1 += h;
-	r->fp->sum2 += (h ^ LANE2_KEY) * (h | 1);	/* not additive in h */
+	r->fp->sum2 += BackfillFingerprintLane2(h);
 	return true;
 }
 

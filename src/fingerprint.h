@@ -17,6 +17,17 @@ typedef struct BackfillFingerprint
 	uint64		sum2;			/* sum of a second mix of the row hashes */
 } BackfillFingerprint;
 
+/*
+ * The second lane's term for a row hash h: a product of h with itself, which
+ * is not additive, so two multisets whose first sums meet by chance still
+ * differ in the second.
+ */
+static inline uint64
+BackfillFingerprintLane2(uint64 h)
+{
+	return (h ^ UINT64CONST(0xa4093822299f31d0)) * (h | 1);
+}
+
 extern void BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 								   BackfillFingerprint *fp);
 extern char *BackfillFingerprintText(const BackfillFingerprint *fp);

@@ -13,8 +13,18 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+
+#include "log.h"
+#include "relation.h"
+#include "spi_util.h"
 
 PG_FUNCTION_INFO_V1(backfill_log_guard);
 
@@ -46,4 +56,71 @@ backfill_log_guard(PG_FUNCTION_ARGS)
 			 ? errhint("To prune old records, a superuser can disable trigger backfill_log_no_truncate for that one statement.")
 			 : errhint("To prune old records, a superuser can disable trigger backfill_log_append_only for that one statement.")));
 	pg_unreachable();
+}
+
+/*
+ * Insert one record into backfill_log and return its id.  The caller has
+ * checked the rights of the current user on the target; the row is written
+ * as the owner of the log, in a restricted security context, and names the
+ * current user as the actor.  Must be called inside SPI.
+ */
+int64
+BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
+{
+	Oid			logrel = get_relname_relid("backfill_log", logschema);
+	Oid			saved_userid;
+	int			saved_sec;
+	char	   *actor = GetUserNameFromId(GetUserId(), false);
+	char	   *sql;
+	Oid			types[9] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
+	TEXTOID, TEXTOID, JSONBOID};
+	Datum		values[9];
+	char		nulls[9];
+	int			rc;
+	bool		isnull;
+	int64		id;
+
+	if (!OidIsValid(logrel))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("backfill_log does not exist in schema \"%s\"",
+						get_namespace_name(logschema))));
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(actor));
+	values[1] = CStringGetTextDatum(rec->operation);
+	values[2] = CStringGetTextDatum(rec->target);
+	if (rec->partition)
+		values[3] = CStringGetTextDatum(rec->partition);
+	else
+		nulls[3] = 'n';
+	values[4] = Int64GetDatum(rec->rows_before);
+	nulls[4] = rec->rows_before < 0 ? 'n' : ' ';
+	values[5] = Int64GetDatum(rec->rows_after);
+	nulls[5] = rec->rows_after < 0 ? 'n' : ' ';
+	if (rec->fingerprint_before)
+		values[6] = CStringGetTextDatum(rec->fingerprint_before);
+	else
+		nulls[6] = 'n';
+	if (rec->fingerprint_after)
+		values[7] = CStringGetTextDatum(rec->fingerprint_after);
+	else
+		nulls[7] = 'n';
+	values[8] = DirectFunctionCall1(jsonb_in, CStringGetDatum(rec->details ? rec->details : "{}"));
+
+	sql = psprintf("INSERT INTO %s (logged_by, operation, target, partition, rows_before, rows_after,"
+				   " fingerprint_before, fingerprint_after, details)"
+				   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+				   BackfillQualifiedName(logrel));
+
+	GetUserIdAndSecContext(&saved_userid, &saved_sec);
+	SetUserIdAndSecContext(BackfillRelOwner(logrel),
+						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	rc = SPI_execute_with_args(sql, 9, types, values, nulls, false, 1);
+	SetUserIdAndSecContext(saved_userid, saved_sec);
+
+	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "could not write to backfill_log: %s", SPI_result_code_string(rc));
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return id;
 }

@@ -105,3 +105,17 @@ BackfillRelColumns(Oid relid, List *names, const char *argname)
 	}
 	return result;
 }
+
+/* The owner of a relation. */
+Oid
+BackfillRelOwner(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
+	return owner;
+}

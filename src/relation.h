@@ -25,5 +25,6 @@
 extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 							   int kinds, LOCKMODE lockmode);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
+extern Oid	BackfillRelOwner(Oid relid);
 
 #endif							/* BACKFILL_RELATION_H */

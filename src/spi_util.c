@@ -34,6 +34,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/guc.h"
 #include "utils/plancache.h"
 
 #include "spi_util.h"
@@ -398,4 +399,56 @@ BackfillColumnListText(List *names)
 		appendStringInfo(&buf, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
 						 quote_identifier((const char *) lfirst(lc)));
 	return buf.data;
+}
+
+/*
+ * Run SQL of our own with search_path set to pg_catalog, pg_temp, so that
+ * names in it and in what the server deparses for it (constraint and
+ * trigger definitions) resolve to the catalog and nothing else.  Returns
+ * the GUC nest level for BackfillUnpinSearchPath.
+ */
+int
+BackfillPinSearchPath(void)
+{
+	int			nest = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return nest;
+}
+
+/* Restore the search_path BackfillPinSearchPath changed. */
+void
+BackfillUnpinSearchPath(int nest)
+{
+	AtEOXact_GUC(true, nest);
+}
+
+/* Execute one statement we built; it must succeed. */
+void
+BackfillExec(const char *sql)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc < 0)
+		elog(ERROR, "SPI_execute failed (%s) for: %s", SPI_result_code_string(rc), sql);
+}
+
+/*
+ * The first column of the first row of a query we built, as text (NULL when
+ * there is no row or the value is NULL); $1 is an OID.
+ */
+char *
+BackfillQueryText(const char *sql, Oid arg)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(arg)};
+	int			rc = SPI_execute_with_args(sql, 1, types, values, NULL, false, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	if (SPI_processed == 0)
+		return NULL;
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }

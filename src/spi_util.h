@@ -27,6 +27,10 @@ extern uint64 BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params,
 extern List *BackfillColumnList(ArrayType *arr, const char *argname);
 extern char *BackfillColumnListText(List *names);
 extern char *BackfillQualifiedName(Oid relid);
+extern int	BackfillPinSearchPath(void);
+extern void BackfillUnpinSearchPath(int nest);
+extern void BackfillExec(const char *sql);
+extern char *BackfillQueryText(const char *sql, Oid arg);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
 								   const char *argname);
 

@@ -1,0 +1,27 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/log.h
+ *		backfill_log: the append-only record of every write.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_LOG_H
+#define BACKFILL_LOG_H
+
+#include "postgres.h"
+
+typedef struct BackfillLogRecord
+{
+	const char *operation;		/* 'replace', 'undo', ... */
+	const char *target;			/* the table written, schema-qualified */
+	const char *partition;		/* the partition written, or NULL */
+	int64		rows_before;	/* -1 for NULL */
+	int64		rows_after;		/* -1 for NULL */
+	const char *fingerprint_before;
+	const char *fingerprint_after;
+	const char *details;		/* jsonb text */
+} BackfillLogRecord;
+
+extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
+
+#endif							/* BACKFILL_LOG_H */

@@ -1,0 +1,413 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/replace.c
+ *		backfill_replace_partition and backfill_undo: the SQL API of the swap.
+ *
+ * backfill_replace_partition recomputes one leaf partition from a query and
+ * swaps the result in atomically (staging.c builds and fills the copy,
+ * swap.c swaps it), then writes one backfill_log record, all in the caller's
+ * transaction.  While the copy is filled the partition is held in SHARE ROW
+ * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
+ * would be lost by the swap), a second replacement of the same partition
+ * waits for the first and then works on the partition the first left.
+ *
+ * backfill_undo swaps the archive a replacement kept back in, the same way,
+ * after proving the partition is still exactly what that replacement wrote.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "fingerprint.h"
+#include "log.h"
+#include "relation.h"
+#include "spi_util.h"
+#include "staging.h"
+#include "swap.h"
+
+/* A boolean argument that must not be NULL. */
+static bool
+BoolArg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	return PG_GETARG_BOOL(argno);
+}
+
+/* An integer argument that must lie in [min, max]. */
+static int
+IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int min, int max)
+{
+	int			v;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	v = PG_GETARG_INT32(argno);
+	if (v < min || v > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between %d and %d, not %d", argname, min, max, v)));
+	return v;
+}
+
+/*
+ * Lock the partition relid in SHARE ROW EXCLUSIVE mode and describe it.  If
+ * it was replaced while we waited, the partition now carrying its name is the
+ * one to work on.
+ */
+static void
+LockPart(Oid relid, const char *argname, BackfillPart *bp)
+{
+	BackfillResolvePart(relid, argname, bp);
+	LockRelationOid(bp->part, ShareRowExclusiveLock);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)))
+	{
+		Oid			again = get_relname_relid(bp->name, bp->nsp);
+
+		UnlockRelationOid(bp->part, ShareRowExclusiveLock);
+		if (!OidIsValid(again))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("partition %s was dropped while waiting for its lock", bp->qualname)));
+		BackfillResolvePart(again, argname, bp);
+		LockRelationOid(bp->part, ShareRowExclusiveLock);
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("partition %s keeps being replaced by other sessions", bp->qualname),
+					 errhint("Retry.")));
+	}
+	/* describe it again, under the lock */
+	BackfillResolvePart(bp->part, argname, bp);
+}
+
+/* The SQL texts of the partition's bound and constraint, with search_path pinned. */
+static void
+DescribeBound(BackfillPart *bp)
+{
+	bp->boundspec = BackfillQueryText("SELECT pg_catalog.pg_get_expr(relpartbound, oid)"
+									  " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
+									  bp->part);
+	bp->constraintdef = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)",
+										  bp->part);
+	if (bp->boundspec == NULL || bp->constraintdef == NULL)
+		elog(ERROR, "could not read the bound of partition %u", bp->part);
+}
+
+/* The composite backfill_swap. */
+static Datum
+SwapResultDatum(FunctionCallInfo fcinfo, BackfillSwapResult *sr,
+				BackfillFingerprint *before, BackfillFingerprint *after, int64 logid)
+{
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = ObjectIdGetDatum(sr->newpart);
+	values[1] = Int64GetDatum((int64) before->rows);
+	values[2] = Int64GetDatum((int64) after->rows);
+	values[3] = CStringGetTextDatum(BackfillFingerprintText(before));
+	values[4] = CStringGetTextDatum(BackfillFingerprintText(after));
+	values[5] = ObjectIdGetDatum(sr->archived);
+	nulls[5] = !OidIsValid(sr->archived);
+	values[6] = Int32GetDatum(sr->attempts);
+	values[7] = Float8GetDatum(sr->swap_ms);
+	values[8] = Int64GetDatum(logid);
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+/* details of a log record: {"attempts": n, "swap_ms": x, "archived_as": ..., ...} */
+static char *
+SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, const char *extra_key, const char *extra)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"attempts\": %d, \"swap_ms\": %.3f, \"bound\": ", sr->attempts, sr->swap_ms);
+	escape_json(&buf, bp->boundspec);
+	appendStringInfoString(&buf, ", \"archived_as\": ");
+	if (OidIsValid(sr->archived))
+		escape_json(&buf, BackfillQualifiedName(sr->archived));
+	else
+		appendStringInfoString(&buf, "null");
+	if (extra_key)
+	{
+		appendStringInfo(&buf, ", \"%s\": ", extra_key);
+		escape_json(&buf, extra);
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+PG_FUNCTION_INFO_V1(backfill_replace_partition);
+
+/*
+ * backfill_replace_partition(part regclass, source text, keep_old boolean,
+ *							  allow_empty boolean, lock_timeout_ms integer,
+ *							  max_attempts integer) RETURNS backfill_swap
+ */
+Datum
+backfill_replace_partition(PG_FUNCTION_ARGS)
+{
+	const char *source;
+	bool		keep_old;
+	bool		allow_empty;
+	int			lock_timeout_ms;
+	int			max_attempts;
+	BackfillPart bp;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	BackfillSwapResult sr;
+	BackfillLogRecord rec;
+	Oid			staging;
+	Oid			argtypes[2];
+	int			nargs;
+	ParamListInfo params;
+	SPIPlanPtr	plan;
+	int			nest;
+	int64		logid;
+	Datum		result;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("part must not be NULL")));
+	source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	keep_old = BoolArg(fcinfo, 2, "keep_old");
+	allow_empty = BoolArg(fcinfo, 3, "allow_empty");
+	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
+	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
+	PreventCommandIfReadOnly("backfill_replace_partition()");
+
+	LockPart(PG_GETARG_OID(0), "part", &bp);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	nest = BackfillPinSearchPath();
+	DescribeBound(&bp);
+	BackfillRefuseReferencedPartition(&bp);
+	staging = BackfillCreateStaging(&bp);
+	BackfillUnpinSearchPath(nest);
+
+	BackfillFingerprintRel(bp.part, NULL, false, &before);
+
+	/* $1, $2: the bounds, typed as the key; for LIST, $1 the array of values */
+	if (bp.strategy == PARTITION_STRATEGY_RANGE)
+	{
+		nargs = 2;
+		argtypes[0] = argtypes[1] = bp.keytype;
+		params = makeParamList(2);
+		params->params[0].ptype = params->params[1].ptype = bp.keytype;
+		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
+		params->params[0].value = bp.lower;
+		params->params[0].isnull = !bp.haslower;
+		params->params[1].value = bp.upper;
+		params->params[1].isnull = !bp.hasupper;
+	}
+	else
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		int			n = bp.nlist + (bp.listnull ? 1 : 0);
+		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
+		int			dims[1] = {n};
+		int			lbs[1] = {1};
+
+		memcpy(elems, bp.list, sizeof(Datum) * bp.nlist);
+		if (bp.listnull)
+			elemnulls[n - 1] = true;
+		get_typlenbyvalalign(bp.keytype, &typlen, &typbyval, &typalign);
+		nargs = 1;
+		argtypes[0] = get_array_type(bp.keytype);
+		params = makeParamList(1);
+		params->params[0].ptype = argtypes[0];
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].isnull = false;
+		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
+																	 bp.keytype, typlen, typbyval, typalign));
+	}
+
+	plan = BackfillPrepareFill(&bp, staging, source, nargs, argtypes);
+	BackfillFillStaging(&bp, staging, plan, params, &after);
+	if (after.rows == 0 && before.rows > 0 && !allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source returned no rows for partition %s, which has " UINT64_FORMAT " rows",
+						bp.qualname, before.rows),
+				 errdetail("Replacing it would empty the partition."),
+				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
+
+	nest = BackfillPinSearchPath();
+	BackfillFinishStaging(&bp, staging);
+	BackfillUnpinSearchPath(nest);
+
+	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = "replace";
+	rec.target = bp.qualparent;
+	rec.partition = bp.qualname;
+	rec.rows_before = (int64) before.rows;
+	rec.rows_after = (int64) after.rows;
+	rec.fingerprint_before = BackfillFingerprintText(&before);
+	rec.fingerprint_after = BackfillFingerprintText(&after);
+	rec.details = SwapDetails(&bp, &sr, "source", source);
+	logid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+
+	SPI_finish();
+	result = SwapResultDatum(fcinfo, &sr, &before, &after, logid);
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(backfill_undo);
+
+/*
+ * backfill_undo(log_id bigint, lock_timeout_ms integer, max_attempts integer)
+ *		RETURNS backfill_swap
+ */
+Datum
+backfill_undo(PG_FUNCTION_ARGS)
+{
+	int64		logid;
+	int			lock_timeout_ms;
+	int			max_attempts;
+	char	   *partname;
+	char	   *logged_after;
+	char	   *archivename;
+	Oid			partoid;
+	Oid			archive;
+	BackfillPart bp;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	BackfillSwapResult sr;
+	BackfillLogRecord rec;
+	int			nest;
+	int			rc;
+	int64		newlogid;
+	Datum		result;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("log_id must not be NULL")));
+	logid = PG_GETARG_INT64(0);
+	lock_timeout_ms = IntArg(fcinfo, 1, "lock_timeout_ms", 1, 600000);
+	max_attempts = IntArg(fcinfo, 2, "max_attempts", 1, 1000);
+	PreventCommandIfReadOnly("backfill_undo()");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_with_args(
+		psprintf("SELECT operation, partition, fingerprint_after, details OPERATOR(pg_catalog.->>) 'archived_as'"
+				 " FROM %s.backfill_log WHERE id OPERATOR(pg_catalog.=) $1",
+				 quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)))),
+		1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(logid)}, NULL, false, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_log");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("log_id " INT64_FORMAT " is not a record of backfill_log", logid)));
+	{
+		char	   *op = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		partname = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		logged_after = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+		archivename = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+		if (strcmp(op, "replace") != 0 && strcmp(op, "undo") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("record " INT64_FORMAT " of backfill_log is a %s, not a partition swap",
+							logid, op)));
+	}
+	if (archivename == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": the old partition was not kept", logid),
+				 errhint("Only a replacement made with keep_old => true can be undone.")));
+
+	archive = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(archivename)),
+							   NoLock, true);
+	partoid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(partname)),
+							   NoLock, true);
+	if (!OidIsValid(archive))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": its archive %s no longer exists",
+						logid, archivename)));
+	if (!OidIsValid(partoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": partition %s no longer exists",
+						logid, partname)));
+
+	LockPart(partoid, "the partition of the record", &bp);
+	if (!BackfillRelOwnerCheck(archive, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s to swap it back in", archivename)));
+	LockRelationOid(archive, AccessExclusiveLock);
+
+	/* the partition must still hold exactly what the replacement wrote */
+	BackfillFingerprintRel(bp.part, NULL, false, &before);
+	if (strcmp(BackfillFingerprintText(&before), logged_after) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": partition %s changed since", logid, bp.qualname),
+				 errdetail("Its fingerprint is %s; the record wrote %s.",
+						   BackfillFingerprintText(&before), logged_after),
+				 errhint("Undoing now would lose the later changes.")));
+
+	nest = BackfillPinSearchPath();
+	DescribeBound(&bp);
+	BackfillRefuseReferencedPartition(&bp);
+	/* the archive proves the bound by a valid constraint, checked now, off the parent's lock */
+	BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT backfill_partition_bound CHECK (%s)",
+						  BackfillQualifiedName(archive), bp.constraintdef));
+	BackfillUnpinSearchPath(nest);
+	BackfillFingerprintRel(archive, NULL, false, &after);
+
+	BackfillSwapIn(&bp, archive, true, lock_timeout_ms, max_attempts, &sr);
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = "undo";
+	rec.target = bp.qualparent;
+	rec.partition = bp.qualname;
+	rec.rows_before = (int64) before.rows;
+	rec.rows_after = (int64) after.rows;
+	rec.fingerprint_before = BackfillFingerprintText(&before);
+	rec.fingerprint_after = BackfillFingerprintText(&after);
+	rec.details = SwapDetails(&bp, &sr, "undoes", psprintf(INT64_FORMAT, logid));
+	newlogid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+
+	SPI_finish();
+	result = SwapResultDatum(fcinfo, &sr, &before, &after, newlogid);
+	PG_RETURN_DATUM(result);
+}

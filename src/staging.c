@@ -1,0 +1,492 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/staging.c
+ *		A faithful copy of a partition's definition, filled with frozen rows.
+ *
+ * The staging table is created in the caller's transaction with LIKE ...
+ * INCLUDING ALL (columns, types, collations, defaults, NOT NULL and CHECK
+ * constraints, indexes, storage, compression, comments, statistics), plus
+ * what LIKE leaves out: storage parameters, tablespace, persistence, owner,
+ * grants, the table comment, the partition's own triggers and its foreign
+ * keys, and a CHECK constraint equal to the partition constraint so that
+ * ATTACH has nothing to scan.
+ *
+ * Rows from the source are inserted frozen (TABLE_INSERT_FROZEN), as
+ * COPY FREEZE does: the table was created in this very (sub)transaction, so
+ * if it aborts the table goes with its rows, and once it commits the rows
+ * are visible to every snapshot, including that of a REPEATABLE READ
+ * transaction that began before the swap.  A plain INSERT would leave such a
+ * reader an empty partition, the new rows being too young for its snapshot.
+ * NOT NULL and CHECK constraints are enforced per row (ExecConstraints);
+ * indexes are built in bulk after the fill (REINDEX), which also proves the
+ * unique ones; foreign keys are added, and so validated, after the fill.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/pg_attrdef.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/comment.h"
+#include "commands/defrem.h"
+#include "commands/tablespace.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_coerce.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "fingerprint.h"
+#include "relation.h"
+#include "rowhash.h"
+#include "spi_util.h"
+#include "staging.h"
+#include "swap.h"
+
+/* ", WITH (a = 'b', ...)" for the storage parameters of relid, or "". */
+static char *
+StorageClause(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	bool		isnull;
+	Datum		opts;
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", relid);
+	initStringInfo(&buf);
+	opts = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
+	if (!isnull)
+	{
+		List	   *defs = untransformRelOptions(opts);
+
+		foreach(lc, defs)
+		{
+			DefElem    *def = lfirst_node(DefElem, lc);
+
+			appendStringInfo(&buf, "%s%s = %s", buf.len == 0 ? " WITH (" : ", ",
+							 quote_identifier(def->defname),
+							 quote_literal_cstr(def->arg ? defGetString(def) : "true"));
+		}
+		appendStringInfoChar(&buf, ')');
+	}
+	ReleaseSysCache(tup);
+	return buf.len > 0 ? buf.data : "";
+}
+
+/*
+ * Create the staging table for bp beside the partition and return its OID.
+ * Must be called inside SPI, with search_path pinned.
+ */
+Oid
+BackfillCreateStaging(BackfillPart *bp)
+{
+	char	   *name = psprintf("backfill_stage_%u", bp->part);
+	char	   *qualname = quote_qualified_identifier(get_namespace_name(bp->nsp), name);
+	char		persistence = get_rel_persistence(bp->part);
+	Oid			spc = get_rel_tablespace(bp->part);
+	Oid			owner = BackfillRelOwner(bp->part);
+	Oid			staging;
+	char	   *comment;
+	StringInfoData sql;
+	int			rc;
+
+	if (OidIsValid(get_relname_relid(name, bp->nsp)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("relation %s already exists", qualname),
+				 errhint("backfill stages the new rows of partition %s under that name: rename or drop the table.",
+						 bp->qualname)));
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE %sTABLE %s (LIKE %s INCLUDING ALL, CONSTRAINT %s CHECK (%s))%s",
+					 persistence == RELPERSISTENCE_UNLOGGED ? "UNLOGGED " : "",
+					 qualname, bp->qualname, "backfill_partition_bound", bp->constraintdef,
+					 StorageClause(bp->part));
+	if (OidIsValid(spc))
+		appendStringInfo(&sql, " TABLESPACE %s", quote_identifier(get_tablespace_name(spc)));
+	BackfillExec(sql.data);
+	staging = get_relname_relid(name, bp->nsp);
+
+	if (owner != GetUserId())
+		BackfillExec(psprintf("ALTER TABLE %s OWNER TO %s", qualname,
+							  quote_identifier(GetUserNameFromId(owner, false))));
+
+	/* grants on the table and on its columns, as the partition has them */
+	rc = SPI_execute_with_args(
+		"SELECT pg_catalog.format('GRANT %s ON TABLE %s TO %s%s', a.privilege_type, $2,"
+		"  CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
+		"       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,"
+		"  CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
+		" FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a"
+		" WHERE c.oid OPERATOR(pg_catalog.=) $1 AND a.grantee OPERATOR(pg_catalog.<>) c.relowner"
+		" UNION ALL"
+		" SELECT pg_catalog.format('GRANT %s (%I) ON TABLE %s TO %s%s', a.privilege_type, t.attname, $2,"
+		"  CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
+		"       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,"
+		"  CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
+		" FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) a"
+		" WHERE t.attrelid OPERATOR(pg_catalog.=) $1 AND NOT t.attisdropped AND t.attnum OPERATOR(pg_catalog.>) 0"
+		"   AND a.grantee OPERATOR(pg_catalog.<>) (SELECT relowner FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1)",
+		2, (Oid[]) {OIDOID, TEXTOID},
+		(Datum[]) {ObjectIdGetDatum(bp->part), CStringGetTextDatum(qualname)},
+		NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the grants of %s", bp->qualname);
+	{
+		SPITupleTable *grants = SPI_tuptable;
+		uint64		n = SPI_processed;
+
+		for (uint64 i = 0; i < n; i++)
+			BackfillExec(SPI_getvalue(grants->vals[i], grants->tupdesc, 1));
+	}
+
+	comment = GetComment(bp->part, RelationRelationId, 0);
+	if (comment != NULL)
+		BackfillExec(psprintf("COMMENT ON TABLE %s IS %s", qualname, quote_literal_cstr(comment)));
+
+	/* the partition's own triggers; those cloned from the parent come back with ATTACH */
+	rc = SPI_execute_with_args(
+		"SELECT pg_catalog.pg_get_triggerdef(oid) FROM pg_catalog.pg_trigger"
+		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal"
+		"   AND tgparentid OPERATOR(pg_catalog.=) 0 ORDER BY tgname",
+		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(bp->part)}, NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the triggers of %s", bp->qualname);
+	{
+		SPITupleTable *triggers = SPI_tuptable;
+		uint64		n = SPI_processed;
+		char	   *on = psprintf(" ON %s ", bp->qualname);
+
+		for (uint64 i = 0; i < n; i++)
+		{
+			char	   *def = SPI_getvalue(triggers->vals[i], triggers->tupdesc, 1);
+			char	   *at = strstr(def, on);
+
+			if (at == NULL)
+				elog(ERROR, "unexpected trigger definition: %s", def);
+			BackfillExec(psprintf("%.*s ON %s %s", (int) (at - def), def, qualname, at + strlen(on)));
+		}
+	}
+	CommandCounterIncrement();
+	return staging;
+}
+
+/*
+ * After the fill: build the indexes from the rows (which proves the unique
+ * ones) and add the partition's foreign keys (which validates them).  With
+ * search_path pinned.
+ */
+void
+BackfillFinishStaging(BackfillPart *bp, Oid staging)
+{
+	char	   *qualname = BackfillQualifiedName(staging);
+	int			rc;
+
+	BackfillExec(psprintf("REINDEX TABLE %s", qualname));
+
+	rc = SPI_execute_with_args(
+		"SELECT pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, conname,"
+		" pg_catalog.pg_get_constraintdef(oid))"
+		" FROM pg_catalog.pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) $1"
+		" AND contype OPERATOR(pg_catalog.=) 'f' ORDER BY conname",
+		2, (Oid[]) {OIDOID, TEXTOID},
+		(Datum[]) {ObjectIdGetDatum(bp->part), CStringGetTextDatum(qualname)},
+		NULL, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the foreign keys of %s", bp->qualname);
+	{
+		SPITupleTable *fks = SPI_tuptable;
+		uint64		n = SPI_processed;
+
+		for (uint64 i = 0; i < n; i++)
+			BackfillExec(SPI_getvalue(fks->vals[i], fks->tupdesc, 1));
+	}
+	CommandCounterIncrement();
+}
+
+/*
+ * Prepare the query that feeds the staging table: the source's columns
+ * matched to the table's by name and cast to their types, defaults for the
+ * columns the source lacks.  argtypes are the types of $1 (and $2).
+ */
+SPIPlanPtr
+BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
+					int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan = BackfillPrepare(source, nargs, argtypes, "source");
+	TupleDesc	src;
+	Relation	rel;
+	TupleDesc	dst;
+	StringInfoData sql;
+	bool	   *given;
+
+	BackfillCheckReadOnly(plan, "source");
+	src = BackfillPlanResultDesc(plan);
+	rel = table_open(staging, NoLock);
+	dst = RelationGetDescr(rel);
+	given = palloc0(sizeof(bool) * dst->natts);
+
+	for (int i = 0; i < src->natts; i++)
+	{
+		Form_pg_attribute sa = TupleDescAttr(src, i);
+		AttrNumber	attnum = InvalidAttrNumber;
+		Form_pg_attribute da;
+		Oid			srctype = sa->atttypid;
+
+		for (int j = 0; j < dst->natts; j++)
+			if (!TupleDescAttr(dst, j)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(dst, j)->attname), NameStr(sa->attname)) == 0)
+				attnum = j + 1;
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("source column \"%s\" is not a column of partition %s",
+							NameStr(sa->attname), bp->qualname),
+					 errhint("Columns are matched by name: rename it with AS, or leave it out.")));
+		if (given[attnum - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("source returns column \"%s\" more than once", NameStr(sa->attname))));
+		da = TupleDescAttr(dst, attnum - 1);
+		if (da->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("source column \"%s\" is a generated column of partition %s",
+							NameStr(sa->attname), bp->qualname),
+					 errhint("Leave it out of the source: it is computed.")));
+		if (!can_coerce_type(1, &srctype, &da->atttypid, COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("source column \"%s\" is of type %s but column \"%s\" of partition %s is of type %s",
+							NameStr(sa->attname), format_type_be(sa->atttypid),
+							NameStr(da->attname), bp->qualname, format_type_be(da->atttypid)),
+					 errhint("Cast the source column to %s.", format_type_be(da->atttypid))));
+		given[attnum - 1] = true;
+	}
+
+	for (int j = 0; j < dst->natts; j++)
+		if (TupleDescAttr(dst, j)->attgenerated)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot replace partition %s: it has generated columns", bp->qualname),
+					 errdetail("Generated columns are not supported by backfill_replace_partition yet.")));
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (int j = 0; j < dst->natts; j++)
+	{
+		Form_pg_attribute da = TupleDescAttr(dst, j);
+		char	   *type = format_type_extended(da->atttypid, da->atttypmod,
+												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+
+		if (j > 0)
+			appendStringInfoString(&sql, ", ");
+		if (given[j])
+			appendStringInfo(&sql, "CAST(s.%s AS %s)", quote_identifier(NameStr(da->attname)), type);
+		else if (da->atthasdef)
+			appendStringInfo(&sql, "CAST((%s) AS %s)",
+							 BackfillQueryText(psprintf("SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)"
+														" FROM pg_catalog.pg_attrdef d"
+														" WHERE d.adrelid OPERATOR(pg_catalog.=) $1"
+														" AND d.adnum OPERATOR(pg_catalog.=) %d", j + 1),
+											   staging),
+							 type);
+		else
+			appendStringInfo(&sql, "CAST(NULL AS %s)", type);
+		appendStringInfo(&sql, " AS %s", quote_identifier(NameStr(da->attname)));
+	}
+	appendStringInfo(&sql, " FROM (\n%s\n) AS s", source);
+	table_close(rel, NoLock);
+	SPI_freeplan(plan);
+
+	return BackfillPrepare(sql.data, nargs, argtypes, "source");
+}
+
+typedef struct FillReceiver
+{
+	DestReceiver pub;
+	BackfillPart *bp;
+	Relation	rel;
+	int			keyidx;			/* the key column in rel */
+	TupleTableSlot *slot;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	BulkInsertState bistate;
+	CommandId	cid;
+	bool		checkconstr;
+	BackfillRowHasher *hasher;
+	BackfillFingerprint *fp;
+	uint64		outside;
+	char	   *sample;
+	MemoryContext cxt;
+} FillReceiver;
+
+/* Does the key value fall in the partition's bound? */
+static bool
+InBound(BackfillPart *bp, Datum key, bool isnull)
+{
+	if (bp->strategy == PARTITION_STRATEGY_LIST)
+	{
+		if (isnull)
+			return bp->listnull;
+		for (int i = 0; i < bp->nlist; i++)
+			if (DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->list[i])) == 0)
+				return true;
+		return false;
+	}
+	if (isnull)
+		return false;
+	if (bp->haslower &&
+		DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->lower)) < 0)
+		return false;
+	if (bp->hasupper &&
+		DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->upper)) >= 0)
+		return false;
+	return true;
+}
+
+/* Insert one row, frozen, after checking its bound and constraints. */
+static bool
+FillReceive(TupleTableSlot *src, DestReceiver *self)
+{
+	FillReceiver *r = (FillReceiver *) self;
+	TupleDesc	desc = r->slot->tts_tupleDescriptor;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(src);
+	if (!InBound(r->bp, src->tts_values[r->keyidx], src->tts_isnull[r->keyidx]))
+	{
+		if (r->sample == NULL)
+		{
+			Oid			outfunc;
+			bool		isvarlena;
+
+			old = MemoryContextSwitchTo(r->cxt);
+			getTypeOutputInfo(TupleDescAttr(desc, r->keyidx)->atttypid, &outfunc, &isvarlena);
+			r->sample = src->tts_isnull[r->keyidx] ? "NULL"
+				: OidOutputFunctionCall(outfunc, src->tts_values[r->keyidx]);
+			MemoryContextSwitchTo(old);
+		}
+		r->outside++;
+		return true;
+	}
+	if (r->outside > 0)
+		return true;			/* the call fails anyway: count, don't write */
+
+	ExecClearTuple(r->slot);
+	memcpy(r->slot->tts_values, src->tts_values, sizeof(Datum) * desc->natts);
+	memcpy(r->slot->tts_isnull, src->tts_isnull, sizeof(bool) * desc->natts);
+	ExecStoreVirtualTuple(r->slot);
+
+	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(r->estate));
+	if (r->checkconstr)
+		ExecConstraints(r->rri, r->slot, r->estate);
+	MemoryContextSwitchTo(old);
+
+	{
+		uint64		h = BackfillHashRow(r->hasher, r->slot);
+
+		r->fp->rows++;
+		r->fp->sum1 += h;
+		r->fp->sum2 += BackfillFingerprintLane2(h);
+	}
+	table_tuple_insert(r->rel, r->slot, r->cid, TABLE_INSERT_FROZEN, r->bistate);
+	ResetPerTupleExprContext(r->estate);
+	return true;
+}
+
+/* Nothing to set up per execution. */
+static void
+FillStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+/* Nothing to flush. */
+static void
+FillShutdown(DestReceiver *self)
+{
+}
+
+/* Nothing to free. */
+static void
+FillDestroy(DestReceiver *self)
+{
+}
+
+/*
+ * Fill staging from the prepared plan and fingerprint what was written.
+ * Rows outside the partition's bound are an error naming the partition,
+ * with their count and a sample.
+ */
+void
+BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInfo params,
+					BackfillFingerprint *fp)
+{
+	FillReceiver r;
+	RangeTblEntry *rte;
+
+	memset(&r, 0, sizeof(r));
+	memset(fp, 0, sizeof(*fp));
+	r.pub.receiveSlot = FillReceive;
+	r.pub.rStartup = FillStartup;
+	r.pub.rShutdown = FillShutdown;
+	r.pub.rDestroy = FillDestroy;
+	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	r.bp = bp;
+	r.cxt = CurrentMemoryContext;
+	r.fp = fp;
+	r.rel = table_open(staging, NoLock);
+	r.keyidx = get_attnum(staging, bp->keyname) - 1;
+	r.slot = MakeSingleTupleTableSlot(RelationGetDescr(r.rel), &TTSOpsVirtual);
+	r.hasher = BackfillRowHasherCreate(RelationGetDescr(r.rel), RelationGetDescr(r.rel)->natts, NULL);
+
+	/* an executor state for ExecConstraints, as logical replication builds one */
+	r.estate = CreateExecutorState();
+	rte = makeNode(RangeTblEntry);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = staging;
+	rte->relkind = RELKIND_RELATION;
+	rte->rellockmode = AccessExclusiveLock;
+	BackfillExecInitRangeTable(r.estate, list_make1(rte));
+	r.rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(r.rri, r.rel, 1, NULL, 0);
+	r.estate->es_output_cid = GetCurrentCommandId(true);
+	r.cid = r.estate->es_output_cid;
+	r.checkconstr = RelationGetDescr(r.rel)->constr != NULL;
+	r.bistate = GetBulkInsertState();
+
+	BackfillRunToDest(plan, params, false, (DestReceiver *) &r);
+
+	FreeBulkInsertState(r.bistate);
+	ExecDropSingleTupleTableSlot(r.slot);
+	FreeExecutorState(r.estate);
+	table_close(r.rel, NoLock);
+
+	if (r.outside > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg_plural("%llu row of the source falls outside partition %s",
+							   "%llu rows of the source fall outside partition %s",
+							   r.outside, (unsigned long long) r.outside, bp->qualname),
+				 errdetail("The partition holds %s; one row has %s = %s.",
+						   bp->boundspec, quote_identifier(bp->keyname), r.sample),
+				 errhint("Filter the source on the partition's bounds, $1 and $2 (for LIST, $1 is the array of its values).")));
+	CommandCounterIncrement();
+}

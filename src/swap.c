@@ -1,0 +1,519 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/swap.c
+ *		Swapping a filled staging table in for a partition, atomically.
+ *
+ * The swap is DETACH of the old partition, ATTACH of the new one and the
+ * renames that give the new one the old one's name and index names, all in
+ * the caller's transaction, so readers see the old rows or the new rows and
+ * never an empty or doubled range.  It holds ACCESS EXCLUSIVE on the parent,
+ * the partition and the DEFAULT partition only for catalog work:
+ *
+ * - the staging table carries a CHECK constraint equal to the partition
+ *   constraint (which includes "key IS NOT NULL"), and copies of every index
+ *   and foreign key the parent needs, so ATTACH scans and builds nothing;
+ * - a DEFAULT partition gets, for the duration of the swap, a CHECK
+ *   constraint excluding the range.  It is created NOT VALID and then marked
+ *   valid without a scan: while the old partition is attached, the DEFAULT
+ *   partition's own partition constraint already guarantees it (no row of
+ *   the DEFAULT partition can fall in an attached partition's range), and
+ *   the ACCESS EXCLUSIVE lock held from there to commit keeps it true.  So
+ *   ATTACH does not scan the DEFAULT partition either.
+ *
+ * Locks are taken the way pg_repack takes them: in a subtransaction with a
+ * short lock_timeout, rolled back on 55P03 and retried after a back-off with
+ * jitter, so a long-running reader never makes every later query queue
+ * behind the swap for longer than lock_timeout.  The parent is locked before
+ * its partitions, as DETACH itself would.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/nbtree.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_constraint.h"
+#include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_opclass.h"
+#include "catalog/pg_partitioned_table.h"
+#include "commands/defrem.h"
+#include "commands/extension.h"
+#include "common/pg_prng.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "portability/instr_time.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+
+#include "compat.h"
+#include "spi_util.h"
+#include "swap.h"
+
+#define BOUND_CONSTRAINT	"backfill_partition_bound"
+#define DEFAULT_CONSTRAINT	"backfill_swap_excludes"
+
+/* The schema backfill is installed in: the schema of the calling function. */
+Oid
+BackfillExtensionSchema(FunctionCallInfo fcinfo)
+{
+	return get_func_namespace(fcinfo->flinfo->fn_oid);
+}
+
+/* The Const value of a bound datum, copied. */
+static Datum
+BoundValue(Node *node, BackfillPart *bp, bool *isnull)
+{
+	Const	   *c = castNode(Const, node);
+
+	*isnull = c->constisnull;
+	if (c->constisnull)
+		return (Datum) 0;
+	return datumCopy(c->constvalue, c->constbyval, c->constlen);
+}
+
+/*
+ * Check that relid is a leaf partition of a RANGE (one-column key) or LIST
+ * partitioned table that the current user owns, and describe it.  Takes no
+ * lock: the caller locks the partition and calls again to be sure.
+ */
+void
+BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
+{
+	HeapTuple	tup;
+	Form_pg_class cls;
+	Form_pg_partitioned_table pt;
+	Datum		datum;
+	bool		isnull;
+	PartitionBoundSpec *spec;
+	Oid			opfamily;
+	Oid			opcintype;
+	AttrNumber	keyattno;
+	Oid			cmpproc;
+
+	memset(bp, 0, sizeof(*bp));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (!HeapTupleIsValid(tup))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: relation with OID %u does not exist", argname, relid),
+				 errhint("The relation may have been dropped.")));
+	cls = (Form_pg_class) GETSTRUCT(tup);
+	bp->part = relid;
+	bp->nsp = cls->relnamespace;
+	bp->name = pstrdup(NameStr(cls->relname));
+
+	if (cls->relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot replace \"%s\": it is itself partitioned", bp->name),
+				 errhint("Replace its leaf partitions one by one.")));
+	if (cls->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot use \"%s\" as %s", bp->name, argname),
+				 errdetail_relkind_not_supported(cls->relkind),
+				 errhint("Pass a leaf partition of a partitioned table.")));
+	if (!cls->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot replace \"%s\": it is not a partition", bp->name),
+				 errhint("To rewrite a plain table, use backfill_merge.")));
+
+	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+	if (isnull)
+		elog(ERROR, "partition \"%s\" has no bound", bp->name);
+	spec = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(datum)));
+	ReleaseSysCache(tup);
+
+	bp->parent = get_partition_parent(relid, false);
+	bp->qualname = BackfillQualifiedName(relid);
+	bp->qualparent = BackfillQualifiedName(bp->parent);
+
+	/* the owner check comes before any lock is taken */
+	if (!BackfillRelOwnerCheck(bp->parent, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s to replace its partitions", bp->qualparent)));
+
+	if (spec->is_default)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot replace \"%s\": it is the DEFAULT partition of %s",
+						bp->name, bp->qualparent),
+				 errdetail("The DEFAULT partition has no range of its own to recompute."),
+				 errhint("Move its rows into partitions with bounds first.")));
+
+	tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(bp->parent));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for partition key of %u", bp->parent);
+	pt = (Form_pg_partitioned_table) GETSTRUCT(tup);
+	bp->strategy = pt->partstrat;
+	if (pt->partstrat != PARTITION_STRATEGY_RANGE && pt->partstrat != PARTITION_STRATEGY_LIST)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace \"%s\": %s is partitioned by HASH", bp->name, bp->qualparent),
+				 errdetail("A hash partition holds no range of the data that a source could recompute.")));
+	if (pt->partnatts != 1 || pt->partattrs.values[0] == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace \"%s\": the partition key of %s is not a single column",
+						bp->name, bp->qualparent),
+				 errdetail("Only partition keys of one column are supported.")));
+	keyattno = pt->partattrs.values[0];
+	{
+		oidvector  *partclass;
+		oidvector  *partcoll;
+
+		datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partclass, &isnull);
+		partclass = (oidvector *) DatumGetPointer(datum);
+		datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partcollation, &isnull);
+		partcoll = (oidvector *) DatumGetPointer(datum);
+		opfamily = get_opclass_family(partclass->values[0]);
+		opcintype = get_opclass_input_type(partclass->values[0]);
+		bp->keycoll = partcoll->values[0];
+	}
+	ReleaseSysCache(tup);
+
+	bp->keyname = get_attname(bp->parent, keyattno, false);
+	{
+		Oid			attcoll;
+
+		get_atttypetypmodcoll(bp->parent, keyattno, &bp->keytype, &bp->keytypmod, &attcoll);
+	}
+	cmpproc = get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC);
+	if (!OidIsValid(cmpproc))
+		elog(ERROR, "no btree comparison function for the partition key of %u", bp->parent);
+	fmgr_info(cmpproc, &bp->keycmp);
+
+	if (bp->strategy == PARTITION_STRATEGY_RANGE)
+	{
+		PartitionRangeDatum *lo = linitial_node(PartitionRangeDatum, spec->lowerdatums);
+		PartitionRangeDatum *hi = linitial_node(PartitionRangeDatum, spec->upperdatums);
+
+		bp->haslower = lo->kind == PARTITION_RANGE_DATUM_VALUE;
+		bp->hasupper = hi->kind == PARTITION_RANGE_DATUM_VALUE;
+		if (bp->haslower)
+			bp->lower = BoundValue(lo->value, bp, &isnull);
+		if (bp->hasupper)
+			bp->upper = BoundValue(hi->value, bp, &isnull);
+	}
+	else
+	{
+		ListCell   *lc;
+
+		bp->list = palloc(sizeof(Datum) * Max(1, list_length(spec->listdatums)));
+		foreach(lc, spec->listdatums)
+		{
+			Datum		v = BoundValue(lfirst(lc), bp, &isnull);
+
+			if (isnull)
+				bp->listnull = true;
+			else
+				bp->list[bp->nlist++] = v;
+		}
+	}
+	bp->defaultpart = get_default_partition_oid(bp->parent);
+}
+
+/*
+ * Does any foreign key point at the partition or one of its ancestors?
+ * DETACH fails on such a partition when rows reference it, and swapping
+ * would leave the references dangling: refuse up front.
+ */
+void
+BackfillRefuseReferencedPartition(BackfillPart *bp)
+{
+	char	   *fk = BackfillQueryText(
+		"SELECT pg_catalog.format('%I of table %s', c.conname, c.conrelid::pg_catalog.regclass)"
+		" FROM pg_catalog.pg_constraint c"
+		" WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
+		" AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
+		" LIMIT 1", bp->part);
+
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: foreign key %s references it", bp->qualname, fk),
+				 errdetail("Swapping a referenced partition would leave the references dangling."),
+				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
+}
+
+/* Sleep between lock attempts: exponential back-off with full jitter. */
+static void
+BackOff(int attempt, int lock_timeout_ms)
+{
+	double		base = Min(5000.0, lock_timeout_ms * pow(2.0, attempt - 1));
+	long		us = (long) (1000.0 * (base / 2 + pg_prng_double(&pg_global_prng_state) * base / 2));
+
+	/* sleep in slices, so a cancel is seen at once */
+	while (us > 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(Min(us, 50000L));
+		us -= 50000L;
+	}
+}
+
+/*
+ * Take ACCESS EXCLUSIVE on the parent, the partition and the DEFAULT
+ * partition, waiting at most lock_timeout_ms each time and retrying up to
+ * max_attempts times.  Returns the number of attempts made.
+ */
+static int
+LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	char		timeout[32];
+
+	snprintf(timeout, sizeof(timeout), "%d", lock_timeout_ms);
+	for (int attempt = 1;; attempt++)
+	{
+		bool		locked = false;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			int			nest = NewGUCNestLevel();
+
+			(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+			LockRelationOid(bp->parent, AccessExclusiveLock);
+			LockRelationOid(bp->part, AccessExclusiveLock);
+			if (OidIsValid(bp->defaultpart))
+				LockRelationOid(bp->defaultpart, AccessExclusiveLock);
+			AtEOXact_GUC(true, nest);
+
+			/* the locks now belong to the caller's transaction */
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+			locked = true;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+
+			if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+				ReThrowError(edata);
+			if (attempt >= max_attempts)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not lock %s to swap partition %s after %d attempts",
+								bp->qualparent, bp->name, attempt),
+						 errdetail("Each attempt waited %d ms for a lock that other sessions held or were queued for.",
+								   lock_timeout_ms),
+						 errhint("Nothing was changed. Retry when long-running queries on %s have finished, or allow more attempts.",
+								 bp->qualparent)));
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+
+		if (locked)
+			return attempt;
+		BackOff(attempt, lock_timeout_ms);
+	}
+}
+
+/*
+ * Mark the constraint conname of relid valid without a scan.  Only for a
+ * constraint the caller has proven holds (see the file header).
+ */
+static void
+MarkConstraintValid(Oid relid, const char *conname)
+{
+	Relation	conrel = table_open(ConstraintRelationId, RowExclusiveLock);
+	Oid			conoid = get_relation_constraint_oid(relid, conname, false);
+	HeapTuple	tup = SearchSysCacheCopy1(CONSTROID, ObjectIdGetDatum(conoid));
+	Form_pg_constraint con;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for constraint %u", conoid);
+	con = (Form_pg_constraint) GETSTRUCT(tup);
+	con->convalidated = true;
+	CatalogTupleUpdate(conrel, &tup->t_self, tup);
+	heap_freetuple(tup);
+	table_close(conrel, RowExclusiveLock);
+	CacheInvalidateRelcacheByRelid(relid);
+	CommandCounterIncrement();
+}
+
+/* The index definition after "ON table", with UNIQUE if it is unique. */
+static char *
+IndexShape(Oid indexoid)
+{
+	char	   *def = pg_get_indexdef_string(indexoid);
+	char	   *using = strstr(def, " USING ");
+
+	if (using == NULL)
+		elog(ERROR, "unexpected index definition: %s", def);
+	return psprintf("%s%s", strncmp(def, "CREATE UNIQUE", 13) == 0 ? "U" : "", using);
+}
+
+/*
+ * Give the indexes of staging the names in oldnames, a list of (name, shape)
+ * of the old partition's indexes, taken before those were renamed or dropped.
+ * Pairs are found by definition; every old index must have one.
+ */
+static void
+RenameIndexesLike(Oid staging, List *oldnames)
+{
+	Relation	srel = table_open(staging, NoLock);
+	List	   *sidx = RelationGetIndexList(srel);
+	ListCell   *lc;
+	ListCell   *ln;
+
+	table_close(srel, NoLock);
+	foreach(ln, oldnames)
+	{
+		List	   *pair = (List *) lfirst(ln);
+		char	   *name = strVal(linitial(pair));
+		char	   *shape = strVal(lsecond(pair));
+		bool		found = false;
+
+		foreach(lc, sidx)
+		{
+			Oid			idx = lfirst_oid(lc);
+
+			if (!OidIsValid(idx) || strcmp(IndexShape(idx), shape) != 0)
+				continue;
+			BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
+								  BackfillQualifiedName(idx), quote_identifier(name)));
+			lfirst_oid(lc) = InvalidOid;	/* used */
+			found = true;
+			break;
+		}
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the new copy of the partition has no index like \"%s\"", name),
+					 errdetail("Index definition: %s", shape)));
+	}
+}
+
+/* (name, shape) of every index of relid. */
+static List *
+IndexNamesAndShapes(Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	List	   *idx = RelationGetIndexList(rel);
+	List	   *result = NIL;
+	ListCell   *lc;
+
+	table_close(rel, NoLock);
+	foreach(lc, idx)
+		result = lappend(result, list_make2(makeString(get_rel_name(lfirst_oid(lc))),
+											makeString(IndexShape(lfirst_oid(lc)))));
+	return result;
+}
+
+/*
+ * Swap staging in for the partition bp: lock, DETACH, ATTACH, rename, and
+ * drop the old partition or keep it renamed.  Must be called inside SPI,
+ * with the partition locked in SHARE ROW EXCLUSIVE mode.
+ */
+void
+BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
+			   int lock_timeout_ms, int max_attempts, BackfillSwapResult *result)
+{
+	instr_time	start;
+	instr_time	duration;
+	List	   *oldindexes;
+	char	   *stagingname;
+	int			nest;
+
+	result->attempts = LockForSwap(bp, lock_timeout_ms, max_attempts);
+	INSTR_TIME_SET_CURRENT(start);
+
+	/* under the lock, the partition is still the one we were asked for */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
+		get_partition_parent(bp->part, true) != bp->parent)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("partition %s was detached or dropped during the backfill", bp->qualname)));
+	if (get_default_partition_oid(bp->parent) != bp->defaultpart)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
+
+	nest = BackfillPinSearchPath();
+	oldindexes = IndexNamesAndShapes(bp->part);
+	stagingname = BackfillQualifiedName(staging);
+
+	/* the DEFAULT partition provably has no row in the range: say so, without a scan */
+	if (OidIsValid(bp->defaultpart))
+	{
+		BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (NOT (%s)) NOT VALID",
+							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT,
+							  bp->constraintdef));
+		MarkConstraintValid(bp->defaultpart, DEFAULT_CONSTRAINT);
+	}
+
+	BackfillExec(psprintf("ALTER TABLE %s DETACH PARTITION %s", bp->qualparent, bp->qualname));
+	if (keep_old)
+	{
+		char	   *archive = ChooseRelationName(bp->name, NULL, "archived", bp->nsp, false);
+		ListCell   *lc;
+
+		foreach(lc, oldindexes)
+		{
+			char	   *idxname = strVal(linitial((List *) lfirst(lc)));
+
+			BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
+								  quote_qualified_identifier(get_namespace_name(bp->nsp), idxname),
+								  quote_identifier(ChooseRelationName(idxname, NULL, "archived",
+																	  bp->nsp, false))));
+		}
+		BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname, quote_identifier(archive)));
+		result->archived = bp->part;
+	}
+	else
+	{
+		BackfillExec(psprintf("DROP TABLE %s", bp->qualname));
+		result->archived = InvalidOid;
+	}
+
+	RenameIndexesLike(staging, oldindexes);
+	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", stagingname, quote_identifier(bp->name)));
+	BackfillExec(psprintf("ALTER TABLE %s ATTACH PARTITION %s %s",
+						  bp->qualparent, bp->qualname, bp->boundspec));
+	BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s", bp->qualname, BOUND_CONSTRAINT));
+	if (OidIsValid(bp->defaultpart))
+		BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s",
+							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT));
+	BackfillUnpinSearchPath(nest);
+
+	result->newpart = staging;
+	INSTR_TIME_SET_CURRENT(duration);
+	INSTR_TIME_SUBTRACT(duration, start);
+	result->swap_ms = INSTR_TIME_GET_MILLISEC(duration);
+}

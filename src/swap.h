@@ -1,0 +1,60 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/swap.h
+ *		Atomic replacement of one partition: shared definitions.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_SWAP_H
+#define BACKFILL_SWAP_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+/* One leaf partition and what is known of it before a swap. */
+typedef struct BackfillPart
+{
+	Oid			part;
+	Oid			parent;
+	Oid			nsp;
+	char	   *name;			/* unquoted */
+	char	   *qualname;		/* schema-qualified, quoted */
+	char	   *qualparent;
+	char		strategy;		/* PARTITION_STRATEGY_RANGE or _LIST */
+	char	   *keyname;		/* the key column */
+	Oid			keytype;
+	int32		keytypmod;
+	Oid			keycoll;
+	FmgrInfo	keycmp;			/* btree comparison of the key type */
+	/* RANGE: NULL bound = unbounded (MINVALUE, MAXVALUE) */
+	bool		haslower;
+	bool		hasupper;
+	Datum		lower;
+	Datum		upper;
+	/* LIST */
+	int			nlist;
+	Datum	   *list;
+	bool		listnull;
+	char	   *boundspec;		/* FOR VALUES ... */
+	char	   *constraintdef;	/* the partition constraint, as SQL */
+	Oid			defaultpart;	/* the parent's DEFAULT partition, or InvalidOid */
+} BackfillPart;
+
+/* What a swap did. */
+typedef struct BackfillSwapResult
+{
+	Oid			newpart;
+	Oid			archived;		/* InvalidOid when the old one was dropped */
+	int			attempts;
+	double		swap_ms;
+} BackfillSwapResult;
+
+extern void BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp);
+extern void BackfillRefuseReferencedPartition(BackfillPart *bp);
+extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
+						   int lock_timeout_ms, int max_attempts,
+						   BackfillSwapResult *result);
+extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
+
+#endif							/* BACKFILL_SWAP_H */
