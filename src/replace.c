@@ -80,11 +80,26 @@ IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int min, int max
 static void
 LockPart(Oid relid, const char *argname, BackfillPart *bp)
 {
+	char	   *name;
+	Oid			nsp;
+	Oid			parent;
+
 	BackfillResolvePart(relid, argname, bp);
+	name = bp->name;
+	nsp = bp->nsp;
+	parent = bp->parent;
 	LockRelationOid(bp->part, ShareRowExclusiveLock);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)))
+
+	/*
+	 * Another session may have replaced it while we waited: the OID is then
+	 * gone, or an archive under another name.  The partition that now has the
+	 * name is the one to work on.
+	 */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
+		get_rel_name(bp->part) == NULL || strcmp(get_rel_name(bp->part), name) != 0 ||
+		!get_rel_relispartition(bp->part) || get_partition_parent(bp->part, true) != parent)
 	{
-		Oid			again = get_relname_relid(bp->name, bp->nsp);
+		Oid			again = get_relname_relid(name, nsp);
 
 		UnlockRelationOid(bp->part, ShareRowExclusiveLock);
 		if (!OidIsValid(again))
@@ -93,7 +108,8 @@ LockPart(Oid relid, const char *argname, BackfillPart *bp)
 					 errmsg("partition %s was dropped while waiting for its lock", bp->qualname)));
 		BackfillResolvePart(again, argname, bp);
 		LockRelationOid(bp->part, ShareRowExclusiveLock);
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)))
+		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
+			!get_rel_relispartition(bp->part))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("partition %s keeps being replaced by other sessions", bp->qualname),

@@ -456,6 +456,7 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 
 	/* under the lock, the partition is still the one we were asked for */
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
+		!get_rel_relispartition(bp->part) ||
 		get_partition_parent(bp->part, true) != bp->parent)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
