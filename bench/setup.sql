@@ -25,3 +25,24 @@ INSERT INTO bench_fct_new VALUES (1000001, '2026-06-30', 1, 1.00, 'paid'), (1000
 VACUUM ANALYZE bench_fct;
 VACUUM ANALYZE bench_fct_new;
 CHECKPOINT;
+
+-- Partition replacement: one day of 1M orders, recomputed into a daily partition of three
+-- identical tables (one for each way of writing it, so none inherits another's dead rows).
+DROP TABLE IF EXISTS bench_orders, bench_fct_a, bench_fct_b, bench_fct_c;
+CREATE TABLE bench_orders (order_id bigint, order_date date, amount numeric(12,2), refunded boolean);
+INSERT INTO bench_orders
+SELECT g, date '2026-03-15', (g % 10000) / 100.0 + 1, g % 11 = 0 FROM generate_series(1, 1000000) g;
+VACUUM ANALYZE bench_orders;
+DO $$
+DECLARE t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY['bench_fct_a', 'bench_fct_b', 'bench_fct_c'] LOOP
+		EXECUTE format('CREATE TABLE %I (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),'
+		               ' PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date)', t);
+		EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)', t || '_0314', t, '2026-03-14', '2026-03-15');
+		EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)', t || '_0315', t, '2026-03-15', '2026-03-16');
+		EXECUTE format('INSERT INTO %I SELECT order_id, order_date, CASE WHEN refunded THEN 0 ELSE amount END FROM bench_orders', t);
+	END LOOP;
+END $$;
+VACUUM ANALYZE bench_fct_a, bench_fct_b, bench_fct_c;
+CHECKPOINT;

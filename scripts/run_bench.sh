@@ -53,3 +53,36 @@ done < bench/cases.txt
 rm -f "$script.times"
 echo
 echo "ratio = backfill / plain SQL: below 1 is faster than the plain-SQL way."
+
+# The swap itself: the time backfill_replace_partition holds its locks (readers of the parent
+# wait at most that long), for partitions of growing size.
+SIZES=${BENCH_SWAP_SIZES:-100000 1000000 10000000}
+printf '\nbackfill_replace_partition: time under lock (swap_ms) by partition size, median of %d runs\n\n' "$RUNS"
+printf '| %12s | %14s | %14s |\n' "rows" "whole call ms" "swap_ms"
+printf '|%s|%s|%s|\n' "--------------" "----------------" "----------------"
+for n in $SIZES; do
+	psql -X -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS bench_swap, bench_swap_src;
+CREATE TABLE bench_swap_src AS
+SELECT g::bigint AS order_id, date '2026-03-15' AS order_date, (g % 10000) / 100.0 + 1 AS revenue
+FROM generate_series(1, $n) g;
+CREATE TABLE bench_swap (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
+	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
+CREATE TABLE bench_swap_0314 PARTITION OF bench_swap FOR VALUES FROM ('2026-03-14') TO ('2026-03-15');
+CREATE TABLE bench_swap_0315 PARTITION OF bench_swap FOR VALUES FROM ('2026-03-15') TO ('2026-03-16');
+CREATE TABLE bench_swap_default PARTITION OF bench_swap DEFAULT;
+INSERT INTO bench_swap SELECT * FROM bench_swap_src;
+VACUUM ANALYZE bench_swap_src, bench_swap;
+CHECKPOINT;
+SQL
+	for r in $(seq 1 "$RUNS"); do
+		psql -X -At -v ON_ERROR_STOP=1 -c '\timing on' -c "SELECT swap_ms FROM backfill_replace_partition('bench_swap_0315', 'SELECT * FROM bench_swap_src WHERE order_date >= \$1 AND order_date < \$2')" \
+			| awk '/^Time:/ { print "call", $2; next } /^[0-9.]+$/ { print "swap", $1 }'
+	done > "$script.swap"
+	call=$(awk '$1 == "call" { print $2 }' "$script.swap" | median)
+	swap=$(awk '$1 == "swap" { print $2 }' "$script.swap" | median)
+	printf '| %12s | %14.1f | %14.2f |\n' "$n" "$call" "$swap"
+done
+rm -f "$script.swap"
+psql -X -q -c 'DROP TABLE IF EXISTS bench_swap, bench_swap_src' >/dev/null

@@ -96,7 +96,7 @@ StorageClause(Oid relid)
 Oid
 BackfillCreateStaging(BackfillPart *bp)
 {
-	char	   *name = psprintf("backfill_stage_%u", bp->part);
+	char	   *name = ChooseRelationName("backfill_stage", bp->name, "new", bp->nsp, false);
 	char	   *qualname = quote_qualified_identifier(get_namespace_name(bp->nsp), name);
 	char		persistence = get_rel_persistence(bp->part);
 	Oid			spc = get_rel_tablespace(bp->part);
