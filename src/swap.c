@@ -237,9 +237,10 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 }
 
 /*
- * Does any foreign key point at the partition or one of its ancestors?
- * DETACH fails on such a partition when rows reference it, and swapping
- * would leave the references dangling: refuse up front.
+ * Refuse what a swap cannot carry over.  A foreign key that points at the
+ * partition or one of its ancestors: DETACH fails on such a partition when
+ * rows reference it, and swapping would leave the references dangling.
+ * Row-level security of the partition's own: policies are not copied.
  */
 void
 BackfillRefuseReferencedPartition(BackfillPart *bp)
@@ -257,6 +258,16 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errmsg("cannot replace partition %s: foreign key %s references it", bp->qualname, fk),
 				 errdetail("Swapping a referenced partition would leave the references dangling."),
 				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
+
+	/* row-level security of its own would not be copied */
+	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1"
+						  " AND (c.relrowsecurity OR EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
+						  " WHERE p.polrelid OPERATOR(pg_catalog.=) c.oid))", bp->part) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: it has row-level security of its own", bp->qualname),
+				 errdetail("Its policies would not carry over to the new partition."),
+				 errhint("Define the policies on the partitioned table instead.")));
 }
 
 /* Sleep between lock attempts: exponential back-off with full jitter. */
@@ -290,7 +301,7 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 	snprintf(timeout, sizeof(timeout), "%d", lock_timeout_ms);
 	for (int attempt = 1;; attempt++)
 	{
-		bool		locked = false;
+		volatile bool locked = false;
 
 		BeginInternalSubTransaction(NULL);
 		MemoryContextSwitchTo(cxt);
