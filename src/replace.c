@@ -233,41 +233,41 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillFingerprintRel(bp.part, NULL, false, &before);
 
 	/* $1, $2: the bounds, typed as the key; for LIST, $1 the array of values */
-	if (bp.strategy == PARTITION_STRATEGY_RANGE)
+	if (bp.own.strategy == PARTITION_STRATEGY_RANGE)
 	{
 		nargs = 2;
-		argtypes[0] = argtypes[1] = bp.keytype;
+		argtypes[0] = argtypes[1] = bp.own.keytype;
 		params = makeParamList(2);
-		params->params[0].ptype = params->params[1].ptype = bp.keytype;
+		params->params[0].ptype = params->params[1].ptype = bp.own.keytype;
 		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
-		params->params[0].value = bp.lower;
-		params->params[0].isnull = !bp.haslower;
-		params->params[1].value = bp.upper;
-		params->params[1].isnull = !bp.hasupper;
+		params->params[0].value = bp.own.lower;
+		params->params[0].isnull = !bp.own.haslower;
+		params->params[1].value = bp.own.upper;
+		params->params[1].isnull = !bp.own.hasupper;
 	}
 	else
 	{
 		int16		typlen;
 		bool		typbyval;
 		char		typalign;
-		int			n = bp.nlist + (bp.listnull ? 1 : 0);
+		int			n = bp.own.nlist + (bp.own.listnull ? 1 : 0);
 		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
 		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
 		int			dims[1] = {n};
 		int			lbs[1] = {1};
 
-		memcpy(elems, bp.list, sizeof(Datum) * bp.nlist);
-		if (bp.listnull)
+		memcpy(elems, bp.own.list, sizeof(Datum) * bp.own.nlist);
+		if (bp.own.listnull)
 			elemnulls[n - 1] = true;
-		get_typlenbyvalalign(bp.keytype, &typlen, &typbyval, &typalign);
+		get_typlenbyvalalign(bp.own.keytype, &typlen, &typbyval, &typalign);
 		nargs = 1;
-		argtypes[0] = get_array_type(bp.keytype);
+		argtypes[0] = get_array_type(bp.own.keytype);
 		params = makeParamList(1);
 		params->params[0].ptype = argtypes[0];
 		params->params[0].pflags = PARAM_FLAG_CONST;
 		params->params[0].isnull = false;
 		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
-																	 bp.keytype, typlen, typbyval, typalign));
+																	 bp.own.keytype, typlen, typbyval, typalign));
 	}
 
 	plan = BackfillPrepareFill(&bp, staging, source, nargs, argtypes);

@@ -452,3 +452,29 @@ BackfillQueryText(const char *sql, Oid arg)
 		return NULL;
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
+
+/*
+ * Run a query of ours that generates statements, then execute each of them.
+ * In the query, $1 is the OID src, $2 and $3 the texts a2 and a3.
+ */
+void
+BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3)
+{
+	Oid			types[3] = {OIDOID, TEXTOID, TEXTOID};
+	Datum		values[3] = {ObjectIdGetDatum(src), CStringGetTextDatum(a2), CStringGetTextDatum(a3)};
+	int			rc = SPI_execute_with_args(sql, 3, types, values, NULL, false, 0);
+	SPITupleTable *stmts;
+	uint64		n;
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	stmts = SPI_tuptable;
+	n = SPI_processed;
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *stmt = SPI_getvalue(stmts->vals[i], stmts->tupdesc, 1);
+
+		if (stmt != NULL)
+			BackfillExec(stmt);
+	}
+}

@@ -30,6 +30,7 @@ extern char *BackfillQualifiedName(Oid relid);
 extern int	BackfillPinSearchPath(void);
 extern void BackfillUnpinSearchPath(int nest);
 extern void BackfillExec(const char *sql);
+extern void BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3);
 extern char *BackfillQueryText(const char *sql, Oid arg);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
 								   const char *argname);

@@ -104,7 +104,6 @@ BackfillCreateStaging(BackfillPart *bp)
 	Oid			staging;
 	char	   *comment;
 	StringInfoData sql;
-	int			rc;
 
 	if (OidIsValid(get_relname_relid(name, bp->nsp)))
 		ereport(ERROR,
@@ -128,7 +127,7 @@ BackfillCreateStaging(BackfillPart *bp)
 							  quote_identifier(GetUserNameFromId(owner, false))));
 
 	/* grants on the table and on its columns, as the partition has them */
-	rc = SPI_execute_with_args(
+	BackfillExecGenerated(
 		"SELECT pg_catalog.format('GRANT %s ON TABLE %s TO %s%s', a.privilege_type, $2,"
 		"  CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
 		"       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,"
@@ -143,46 +142,46 @@ BackfillCreateStaging(BackfillPart *bp)
 		" FROM pg_catalog.pg_attribute t, pg_catalog.aclexplode(t.attacl) a"
 		" WHERE t.attrelid OPERATOR(pg_catalog.=) $1 AND NOT t.attisdropped AND t.attnum OPERATOR(pg_catalog.>) 0"
 		"   AND a.grantee OPERATOR(pg_catalog.<>) (SELECT relowner FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1)",
-		2, (Oid[]) {OIDOID, TEXTOID},
-		(Datum[]) {ObjectIdGetDatum(bp->part), CStringGetTextDatum(qualname)},
-		NULL, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the grants of %s", bp->qualname);
-	{
-		SPITupleTable *grants = SPI_tuptable;
-		uint64		n = SPI_processed;
+		bp->part, qualname, bp->qualname);
 
-		for (uint64 i = 0; i < n; i++)
-			BackfillExec(SPI_getvalue(grants->vals[i], grants->tupdesc, 1));
-	}
+	/* per-column statistics targets and planner options, replica identity FULL or NOTHING */
+	BackfillExecGenerated(
+		"SELECT pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS %s', $2, attname, attstattarget)"
+		" FROM pg_catalog.pg_attribute WHERE attrelid OPERATOR(pg_catalog.=) $1 AND attnum OPERATOR(pg_catalog.>) 0"
+		"   AND NOT attisdropped AND attstattarget OPERATOR(pg_catalog.<>) -1"
+		" UNION ALL"
+		" SELECT pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET (%s)', $2, a.attname, o.opt)"
+		" FROM pg_catalog.pg_attribute a, pg_catalog.unnest(a.attoptions) o(opt)"
+		" WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped"
+		"   AND pg_catalog.split_part(o.opt, '=', 1) OPERATOR(pg_catalog.=) ANY ('{n_distinct,n_distinct_inherited}')"
+		" UNION ALL"
+		" SELECT pg_catalog.format('ALTER TABLE %s REPLICA IDENTITY %s', $2,"
+		"  CASE relreplident WHEN 'f' THEN 'FULL' ELSE 'NOTHING' END)"
+		" FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1"
+		"   AND relreplident OPERATOR(pg_catalog.=) ANY ('{f,n}')",
+		bp->part, qualname, bp->qualname);
 
 	comment = GetComment(bp->part, RelationRelationId, 0);
 	if (comment != NULL)
 		BackfillExec(psprintf("COMMENT ON TABLE %s IS %s", qualname, quote_literal_cstr(comment)));
 
-	/* the partition's own triggers; those cloned from the parent come back with ATTACH */
-	rc = SPI_execute_with_args(
-		"SELECT pg_catalog.pg_get_triggerdef(oid) FROM pg_catalog.pg_trigger"
-		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal"
-		"   AND tgparentid OPERATOR(pg_catalog.=) 0 ORDER BY tgname",
-		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(bp->part)}, NULL, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the triggers of %s", bp->qualname);
-	{
-		SPITupleTable *triggers = SPI_tuptable;
-		uint64		n = SPI_processed;
-		char	   *on = psprintf(" ON %s ", bp->qualname);
-
-		for (uint64 i = 0; i < n; i++)
-		{
-			char	   *def = SPI_getvalue(triggers->vals[i], triggers->tupdesc, 1);
-			char	   *at = strstr(def, on);
-
-			if (at == NULL)
-				elog(ERROR, "unexpected trigger definition: %s", def);
-			BackfillExec(psprintf("%.*s ON %s %s", (int) (at - def), def, qualname, at + strlen(on)));
-		}
-	}
+	/*
+	 * The partition's own triggers, in the state they are in; those cloned
+	 * from the parent come back with ATTACH.
+	 */
+	BackfillExecGenerated(
+		"SELECT pg_catalog.replace(pg_catalog.pg_get_triggerdef(oid),"
+		"  ' ON ' OPERATOR(pg_catalog.||) $3 OPERATOR(pg_catalog.||) ' ',"
+		"  ' ON ' OPERATOR(pg_catalog.||) $2 OPERATOR(pg_catalog.||) ' ')"
+		" FROM pg_catalog.pg_trigger"
+		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal AND tgparentid OPERATOR(pg_catalog.=) 0"
+		" UNION ALL"
+		" SELECT pg_catalog.format('ALTER TABLE %s %s TRIGGER %I', $2,"
+		"  CASE tgenabled WHEN 'D' THEN 'DISABLE' WHEN 'R' THEN 'ENABLE REPLICA' ELSE 'ENABLE ALWAYS' END, tgname)"
+		" FROM pg_catalog.pg_trigger"
+		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal AND tgparentid OPERATOR(pg_catalog.=) 0"
+		"   AND tgenabled OPERATOR(pg_catalog.<>) 'O'",
+		bp->part, qualname, bp->qualname);
 	CommandCounterIncrement();
 	return staging;
 }
@@ -196,27 +195,21 @@ void
 BackfillFinishStaging(BackfillPart *bp, Oid staging)
 {
 	char	   *qualname = BackfillQualifiedName(staging);
-	int			rc;
 
 	BackfillExec(psprintf("REINDEX TABLE %s", qualname));
 
-	rc = SPI_execute_with_args(
+	BackfillExecGenerated(
 		"SELECT pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, conname,"
 		" pg_catalog.pg_get_constraintdef(oid))"
 		" FROM pg_catalog.pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) $1"
-		" AND contype OPERATOR(pg_catalog.=) 'f' ORDER BY conname",
-		2, (Oid[]) {OIDOID, TEXTOID},
-		(Datum[]) {ObjectIdGetDatum(bp->part), CStringGetTextDatum(qualname)},
-		NULL, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the foreign keys of %s", bp->qualname);
-	{
-		SPITupleTable *fks = SPI_tuptable;
-		uint64		n = SPI_processed;
-
-		for (uint64 i = 0; i < n; i++)
-			BackfillExec(SPI_getvalue(fks->vals[i], fks->tupdesc, 1));
-	}
+		" AND contype OPERATOR(pg_catalog.=) 'f'"
+		" UNION ALL"
+		" SELECT pg_catalog.format('COMMENT ON CONSTRAINT %I ON %s IS %L', c.conname, $2, d.description)"
+		" FROM pg_catalog.pg_constraint c JOIN pg_catalog.pg_description d"
+		"   ON d.objoid OPERATOR(pg_catalog.=) c.oid"
+		"  AND d.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass"
+		" WHERE c.conrelid OPERATOR(pg_catalog.=) $1 AND c.contype OPERATOR(pg_catalog.=) 'f'",
+		bp->part, qualname, bp->qualname);
 	CommandCounterIncrement();
 }
 
@@ -323,7 +316,9 @@ typedef struct FillReceiver
 	DestReceiver pub;
 	BackfillPart *bp;
 	Relation	rel;
-	int			keyidx;			/* the key column in rel */
+	int			nbounds;		/* the partition's bound, then its ancestors' */
+	BackfillBound **bounds;
+	int		   *keyidx;			/* the key column of each bound in rel */
 	TupleTableSlot *slot;
 	EState	   *estate;
 	ResultRelInfo *rri;
@@ -337,30 +332,6 @@ typedef struct FillReceiver
 	MemoryContext cxt;
 } FillReceiver;
 
-/* Does the key value fall in the partition's bound? */
-static bool
-InBound(BackfillPart *bp, Datum key, bool isnull)
-{
-	if (bp->strategy == PARTITION_STRATEGY_LIST)
-	{
-		if (isnull)
-			return bp->listnull;
-		for (int i = 0; i < bp->nlist; i++)
-			if (DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->list[i])) == 0)
-				return true;
-		return false;
-	}
-	if (isnull)
-		return false;
-	if (bp->haslower &&
-		DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->lower)) < 0)
-		return false;
-	if (bp->hasupper &&
-		DatumGetInt32(FunctionCall2Coll(&bp->keycmp, bp->keycoll, key, bp->upper)) >= 0)
-		return false;
-	return true;
-}
-
 /* Insert one row, frozen, after checking its bound and constraints. */
 static bool
 FillReceive(TupleTableSlot *src, DestReceiver *self)
@@ -371,17 +342,22 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(src);
-	if (!InBound(r->bp, src->tts_values[r->keyidx], src->tts_isnull[r->keyidx]))
+	for (int b = 0; b < r->nbounds; b++)
 	{
+		int			k = r->keyidx[b];
+
+		if (BackfillInBound(r->bounds[b], src->tts_values[k], src->tts_isnull[k]))
+			continue;
 		if (r->sample == NULL)
 		{
 			Oid			outfunc;
 			bool		isvarlena;
 
 			old = MemoryContextSwitchTo(r->cxt);
-			getTypeOutputInfo(TupleDescAttr(desc, r->keyidx)->atttypid, &outfunc, &isvarlena);
-			r->sample = src->tts_isnull[r->keyidx] ? "NULL"
-				: OidOutputFunctionCall(outfunc, src->tts_values[r->keyidx]);
+			getTypeOutputInfo(TupleDescAttr(desc, k)->atttypid, &outfunc, &isvarlena);
+			r->sample = psprintf("%s = %s", quote_identifier(NameStr(TupleDescAttr(desc, k)->attname)),
+								 src->tts_isnull[k] ? "NULL"
+								 : OidOutputFunctionCall(outfunc, src->tts_values[k]));
 			MemoryContextSwitchTo(old);
 		}
 		r->outside++;
@@ -453,7 +429,14 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	r.cxt = CurrentMemoryContext;
 	r.fp = fp;
 	r.rel = table_open(staging, NoLock);
-	r.keyidx = get_attnum(staging, bp->keyname) - 1;
+	r.nbounds = 1 + list_length(bp->outer);
+	r.bounds = palloc(sizeof(BackfillBound *) * r.nbounds);
+	r.keyidx = palloc(sizeof(int) * r.nbounds);
+	r.bounds[0] = &bp->own;
+	for (int b = 1; b < r.nbounds; b++)
+		r.bounds[b] = (BackfillBound *) list_nth(bp->outer, b - 1);
+	for (int b = 0; b < r.nbounds; b++)
+		r.keyidx[b] = get_attnum(staging, r.bounds[b]->keyname) - 1;
 	r.slot = MakeSingleTupleTableSlot(RelationGetDescr(r.rel), &TTSOpsVirtual);
 	r.hasher = BackfillRowHasherCreate(RelationGetDescr(r.rel), RelationGetDescr(r.rel)->natts, NULL);
 
@@ -485,8 +468,8 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 				 errmsg_plural("%llu row of the source falls outside partition %s",
 							   "%llu rows of the source fall outside partition %s",
 							   r.outside, (unsigned long long) r.outside, bp->qualname),
-				 errdetail("The partition holds %s; one row has %s = %s.",
-						   bp->boundspec, quote_identifier(bp->keyname), r.sample),
+				 errdetail("The partition holds %s%s; one row has %s.",
+						   bp->boundspec, bp->outer ? " within the bounds of its parents" : "", r.sample),
 				 errhint("Filter the source on the partition's bounds, $1 and $2 (for LIST, $1 is the array of its values).")));
 	CommandCounterIncrement();
 }

@@ -82,7 +82,7 @@ BackfillExtensionSchema(FunctionCallInfo fcinfo)
 
 /* The Const value of a bound datum, copied. */
 static Datum
-BoundValue(Node *node, BackfillPart *bp, bool *isnull)
+BoundValue(Node *node, bool *isnull)
 {
 	Const	   *c = castNode(Const, node);
 
@@ -90,6 +90,113 @@ BoundValue(Node *node, BackfillPart *bp, bool *isnull)
 	if (c->constisnull)
 		return (Datum) 0;
 	return datumCopy(c->constvalue, c->constbyval, c->constlen);
+}
+
+typedef enum BoundKind
+{
+	BOUND_OK,
+	BOUND_HASH,					/* the parent is partitioned by HASH */
+	BOUND_KEY					/* the parent's key is not one column */
+} BoundKind;
+
+/* Read the bound spec of rel, on the key of parent, into b. */
+static BoundKind
+ReadBound(Oid rel, Oid parent, PartitionBoundSpec *spec, BackfillBound *b)
+{
+	HeapTuple	tup;
+	Form_pg_partitioned_table pt;
+	Datum		datum;
+	bool		isnull;
+	Oid			opfamily;
+	Oid			opcintype;
+	AttrNumber	keyattno;
+	Oid			cmpproc;
+	Oid			attcoll;
+
+	memset(b, 0, sizeof(*b));
+	b->rel = rel;
+	tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(parent));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for partition key of %u", parent);
+	pt = (Form_pg_partitioned_table) GETSTRUCT(tup);
+	b->strategy = pt->partstrat;
+	if (pt->partstrat != PARTITION_STRATEGY_RANGE && pt->partstrat != PARTITION_STRATEGY_LIST)
+	{
+		ReleaseSysCache(tup);
+		return BOUND_HASH;
+	}
+	if (pt->partnatts != 1 || pt->partattrs.values[0] == 0)
+	{
+		ReleaseSysCache(tup);
+		return BOUND_KEY;
+	}
+	keyattno = pt->partattrs.values[0];
+	datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partclass, &isnull);
+	opfamily = get_opclass_family(((oidvector *) DatumGetPointer(datum))->values[0]);
+	opcintype = get_opclass_input_type(((oidvector *) DatumGetPointer(datum))->values[0]);
+	datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partcollation, &isnull);
+	b->keycoll = ((oidvector *) DatumGetPointer(datum))->values[0];
+	ReleaseSysCache(tup);
+
+	b->keyname = get_attname(parent, keyattno, false);
+	get_atttypetypmodcoll(parent, keyattno, &b->keytype, &b->keytypmod, &attcoll);
+	cmpproc = get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC);
+	if (!OidIsValid(cmpproc))
+		elog(ERROR, "no btree comparison function for the partition key of %u", parent);
+	fmgr_info(cmpproc, &b->keycmp);
+
+	if (b->strategy == PARTITION_STRATEGY_RANGE)
+	{
+		PartitionRangeDatum *lo = linitial_node(PartitionRangeDatum, spec->lowerdatums);
+		PartitionRangeDatum *hi = linitial_node(PartitionRangeDatum, spec->upperdatums);
+
+		b->haslower = lo->kind == PARTITION_RANGE_DATUM_VALUE;
+		b->hasupper = hi->kind == PARTITION_RANGE_DATUM_VALUE;
+		if (b->haslower)
+			b->lower = BoundValue(lo->value, &isnull);
+		if (b->hasupper)
+			b->upper = BoundValue(hi->value, &isnull);
+	}
+	else
+	{
+		ListCell   *lc;
+
+		b->list = palloc(sizeof(Datum) * Max(1, list_length(spec->listdatums)));
+		foreach(lc, spec->listdatums)
+		{
+			Datum		v = BoundValue(lfirst(lc), &isnull);
+
+			if (isnull)
+				b->listnull = true;
+			else
+				b->list[b->nlist++] = v;
+		}
+	}
+	return BOUND_OK;
+}
+
+/* Does the key value fall in the bound? */
+bool
+BackfillInBound(BackfillBound *b, Datum key, bool isnull)
+{
+	if (b->strategy == PARTITION_STRATEGY_LIST)
+	{
+		if (isnull)
+			return b->listnull;
+		for (int i = 0; i < b->nlist; i++)
+			if (DatumGetInt32(FunctionCall2Coll(&b->keycmp, b->keycoll, key, b->list[i])) == 0)
+				return true;
+		return false;
+	}
+	if (isnull)
+		return false;
+	if (b->haslower &&
+		DatumGetInt32(FunctionCall2Coll(&b->keycmp, b->keycoll, key, b->lower)) < 0)
+		return false;
+	if (b->hasupper &&
+		DatumGetInt32(FunctionCall2Coll(&b->keycmp, b->keycoll, key, b->upper)) >= 0)
+		return false;
+	return true;
 }
 
 /*
@@ -102,14 +209,9 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 {
 	HeapTuple	tup;
 	Form_pg_class cls;
-	Form_pg_partitioned_table pt;
 	Datum		datum;
 	bool		isnull;
 	PartitionBoundSpec *spec;
-	Oid			opfamily;
-	Oid			opcintype;
-	AttrNumber	keyattno;
-	Oid			cmpproc;
 
 	memset(bp, 0, sizeof(*bp));
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
@@ -164,74 +266,41 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 				 errdetail("The DEFAULT partition has no range of its own to recompute."),
 				 errhint("Move its rows into partitions with bounds first.")));
 
-	tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(bp->parent));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for partition key of %u", bp->parent);
-	pt = (Form_pg_partitioned_table) GETSTRUCT(tup);
-	bp->strategy = pt->partstrat;
-	if (pt->partstrat != PARTITION_STRATEGY_RANGE && pt->partstrat != PARTITION_STRATEGY_LIST)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace \"%s\": %s is partitioned by HASH", bp->name, bp->qualparent),
-				 errdetail("A hash partition holds no range of the data that a source could recompute.")));
-	if (pt->partnatts != 1 || pt->partattrs.values[0] == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace \"%s\": the partition key of %s is not a single column",
-						bp->name, bp->qualparent),
-				 errdetail("Only partition keys of one column are supported.")));
-	keyattno = pt->partattrs.values[0];
+	switch (ReadBound(relid, bp->parent, spec, &bp->own))
 	{
-		oidvector  *partclass;
-		oidvector  *partcoll;
-
-		datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partclass, &isnull);
-		partclass = (oidvector *) DatumGetPointer(datum);
-		datum = SysCacheGetAttr(PARTRELID, tup, Anum_pg_partitioned_table_partcollation, &isnull);
-		partcoll = (oidvector *) DatumGetPointer(datum);
-		opfamily = get_opclass_family(partclass->values[0]);
-		opcintype = get_opclass_input_type(partclass->values[0]);
-		bp->keycoll = partcoll->values[0];
+		case BOUND_HASH:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot replace \"%s\": %s is partitioned by HASH", bp->name, bp->qualparent),
+					 errdetail("A hash partition holds no range of the data that a source could recompute.")));
+			break;
+		case BOUND_KEY:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot replace \"%s\": the partition key of %s is not a single column",
+							bp->name, bp->qualparent),
+					 errdetail("Only partition keys of one column are supported.")));
+			break;
+		case BOUND_OK:
+			break;
 	}
-	ReleaseSysCache(tup);
 
-	bp->keyname = get_attname(bp->parent, keyattno, false);
+	/* the bounds of the ancestors, where they can be checked row by row */
+	for (Oid rel = bp->parent; get_rel_relispartition(rel);)
 	{
-		Oid			attcoll;
+		Oid			parent = get_partition_parent(rel, false);
+		BackfillBound *b = palloc0(sizeof(BackfillBound));
+		PartitionBoundSpec *s;
 
-		get_atttypetypmodcoll(bp->parent, keyattno, &bp->keytype, &bp->keytypmod, &attcoll);
-	}
-	cmpproc = get_opfamily_proc(opfamily, opcintype, opcintype, BTORDER_PROC);
-	if (!OidIsValid(cmpproc))
-		elog(ERROR, "no btree comparison function for the partition key of %u", bp->parent);
-	fmgr_info(cmpproc, &bp->keycmp);
-
-	if (bp->strategy == PARTITION_STRATEGY_RANGE)
-	{
-		PartitionRangeDatum *lo = linitial_node(PartitionRangeDatum, spec->lowerdatums);
-		PartitionRangeDatum *hi = linitial_node(PartitionRangeDatum, spec->upperdatums);
-
-		bp->haslower = lo->kind == PARTITION_RANGE_DATUM_VALUE;
-		bp->hasupper = hi->kind == PARTITION_RANGE_DATUM_VALUE;
-		if (bp->haslower)
-			bp->lower = BoundValue(lo->value, bp, &isnull);
-		if (bp->hasupper)
-			bp->upper = BoundValue(hi->value, bp, &isnull);
-	}
-	else
-	{
-		ListCell   *lc;
-
-		bp->list = palloc(sizeof(Datum) * Max(1, list_length(spec->listdatums)));
-		foreach(lc, spec->listdatums)
-		{
-			Datum		v = BoundValue(lfirst(lc), bp, &isnull);
-
-			if (isnull)
-				bp->listnull = true;
-			else
-				bp->list[bp->nlist++] = v;
-		}
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for relation %u", rel);
+		datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+		s = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(datum)));
+		ReleaseSysCache(tup);
+		if (!s->is_default && ReadBound(rel, parent, s, b) == BOUND_OK)
+			bp->outer = lappend(bp->outer, b);
+		rel = parent;
 	}
 	bp->defaultpart = get_default_partition_oid(bp->parent);
 }
@@ -240,6 +309,7 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
  * Refuse what a swap cannot carry over.  A foreign key that points at the
  * partition or one of its ancestors: DETACH fails on such a partition when
  * rows reference it, and swapping would leave the references dangling.
+ * A view or rule on the partition: it would keep reading the old table.
  * Row-level security of the partition's own: policies are not copied.
  */
 void
@@ -258,6 +328,21 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errmsg("cannot replace partition %s: foreign key %s references it", bp->qualname, fk),
 				 errdetail("Swapping a referenced partition would leave the references dangling."),
 				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
+
+	/* a view on the partition would follow the archive, or stop the DROP */
+	fk = BackfillQueryText("SELECT pg_catalog.format('%s', r.ev_class::pg_catalog.regclass)"
+						   " FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_rewrite r"
+						   "   ON r.oid OPERATOR(pg_catalog.=) d.objid"
+						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+						   "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+						   "   AND d.refobjid OPERATOR(pg_catalog.=) $1"
+						   "   AND r.ev_class OPERATOR(pg_catalog.<>) $1 LIMIT 1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: view %s depends on it", bp->qualname, fk),
+				 errdetail("The view would go on reading the old partition."),
+				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
 
 	/* row-level security of its own would not be copied */
 	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1"
@@ -447,6 +532,54 @@ IndexNamesAndShapes(Oid relid)
 	return result;
 }
 
+/* (name, shape) of every extended statistics object on relid. */
+static List *
+StatisticsNamesAndShapes(Oid relid)
+{
+	List	   *result = NIL;
+	int			rc = SPI_execute_with_args(
+		"SELECT stxname, stxkind::pg_catalog.text OPERATOR(pg_catalog.||) ' '"
+		" OPERATOR(pg_catalog.||) pg_catalog.pg_get_statisticsobjdef_columns(oid)"
+		" FROM pg_catalog.pg_statistic_ext WHERE stxrelid OPERATOR(pg_catalog.=) $1",
+		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(relid)}, NULL, false, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the statistics objects of %u", relid);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		result = lappend(result,
+						 list_make2(makeString(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)),
+									makeString(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2))));
+	return result;
+}
+
+/* Give the statistics objects of staging the names in oldstats, pairs found by shape. */
+static void
+RenameStatisticsLike(Oid staging, List *oldstats)
+{
+	List	   *now = StatisticsNamesAndShapes(staging);
+	ListCell   *lo;
+	ListCell   *ln;
+
+	foreach(lo, oldstats)
+	{
+		List	   *old = (List *) lfirst(lo);
+
+		foreach(ln, now)
+		{
+			List	   *cur = (List *) lfirst(ln);
+
+			if (cur == NIL || strcmp(strVal(lsecond(cur)), strVal(lsecond(old))) != 0)
+				continue;
+			BackfillExec(psprintf("ALTER STATISTICS %s RENAME TO %s",
+								  quote_qualified_identifier(get_namespace_name(get_rel_namespace(staging)),
+															 strVal(linitial(cur))),
+								  quote_identifier(strVal(linitial(old)))));
+			lfirst(ln) = NIL;
+			break;
+		}
+	}
+}
+
 /*
  * Swap staging in for the partition bp: lock, DETACH, ATTACH, rename, and
  * drop the old partition or keep it renamed.  Must be called inside SPI,
@@ -459,6 +592,9 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	instr_time	start;
 	instr_time	duration;
 	List	   *oldindexes;
+	List	   *oldstats;
+	char	   *replident;
+	char	   *clustered;
 	char	   *stagingname;
 	int			nest;
 
@@ -479,6 +615,13 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 
 	nest = BackfillPinSearchPath();
 	oldindexes = IndexNamesAndShapes(bp->part);
+	oldstats = StatisticsNamesAndShapes(bp->part);
+	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
+								  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
+								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisreplident", bp->part);
+	clustered = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
+								  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
+								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisclustered", bp->part);
 	stagingname = BackfillQualifiedName(staging);
 
 	/* the DEFAULT partition provably has no row in the range: say so, without a scan */
@@ -493,9 +636,12 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	BackfillExec(psprintf("ALTER TABLE %s DETACH PARTITION %s", bp->qualparent, bp->qualname));
 	if (keep_old)
 	{
-		char	   *archive = ChooseRelationName(bp->name, NULL, "archived", bp->nsp, false);
 		ListCell   *lc;
 
+		/* one name at a time, each chosen once the previous one is taken */
+		BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname,
+							  quote_identifier(ChooseRelationName(bp->name, NULL, "archived",
+																  bp->nsp, false))));
 		foreach(lc, oldindexes)
 		{
 			char	   *idxname = strVal(linitial((List *) lfirst(lc)));
@@ -505,7 +651,13 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 								  quote_identifier(ChooseRelationName(idxname, NULL, "archived",
 																	  bp->nsp, false))));
 		}
-		BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname, quote_identifier(archive)));
+		/* extended statistics are named per schema too */
+		BackfillExecGenerated(
+			"SELECT pg_catalog.format('ALTER STATISTICS %I.%I RENAME TO %I', n.nspname, s.stxname,"
+			"  pg_catalog.left(s.stxname, 50) OPERATOR(pg_catalog.||) '_archived_' OPERATOR(pg_catalog.||) s.oid)"
+			" FROM pg_catalog.pg_statistic_ext s JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.stxnamespace"
+			" WHERE s.stxrelid OPERATOR(pg_catalog.=) $1",
+			bp->part, "", "");
 		result->archived = bp->part;
 	}
 	else
@@ -515,10 +667,16 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	}
 
 	RenameIndexesLike(staging, oldindexes);
+	RenameStatisticsLike(staging, oldstats);
 	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", stagingname, quote_identifier(bp->name)));
 	BackfillExec(psprintf("ALTER TABLE %s ATTACH PARTITION %s %s",
 						  bp->qualparent, bp->qualname, bp->boundspec));
 	BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s", bp->qualname, BOUND_CONSTRAINT));
+	if (replident)
+		BackfillExec(psprintf("ALTER TABLE %s REPLICA IDENTITY USING INDEX %s",
+							  bp->qualname, quote_identifier(replident)));
+	if (clustered)
+		BackfillExec(psprintf("ALTER TABLE %s CLUSTER ON %s", bp->qualname, quote_identifier(clustered)));
 	if (OidIsValid(bp->defaultpart))
 		BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s",
 							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT));

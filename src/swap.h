@@ -12,6 +12,27 @@
 
 #include "fmgr.h"
 
+/* The bound of one partition, on the key of its parent. */
+typedef struct BackfillBound
+{
+	Oid			rel;			/* the partition */
+	char		strategy;		/* PARTITION_STRATEGY_RANGE or _LIST */
+	char	   *keyname;		/* the key column */
+	Oid			keytype;
+	int32		keytypmod;
+	Oid			keycoll;
+	FmgrInfo	keycmp;			/* btree comparison of the key type */
+	/* RANGE: a missing bound is MINVALUE or MAXVALUE */
+	bool		haslower;
+	bool		hasupper;
+	Datum		lower;
+	Datum		upper;
+	/* LIST */
+	int			nlist;
+	Datum	   *list;
+	bool		listnull;
+} BackfillBound;
+
 /* One leaf partition and what is known of it before a swap. */
 typedef struct BackfillPart
 {
@@ -21,21 +42,8 @@ typedef struct BackfillPart
 	char	   *name;			/* unquoted */
 	char	   *qualname;		/* schema-qualified, quoted */
 	char	   *qualparent;
-	char		strategy;		/* PARTITION_STRATEGY_RANGE or _LIST */
-	char	   *keyname;		/* the key column */
-	Oid			keytype;
-	int32		keytypmod;
-	Oid			keycoll;
-	FmgrInfo	keycmp;			/* btree comparison of the key type */
-	/* RANGE: NULL bound = unbounded (MINVALUE, MAXVALUE) */
-	bool		haslower;
-	bool		hasupper;
-	Datum		lower;
-	Datum		upper;
-	/* LIST */
-	int			nlist;
-	Datum	   *list;
-	bool		listnull;
+	BackfillBound own;			/* its bound under its parent */
+	List	   *outer;			/* the bounds of its ancestors that can be checked */
 	char	   *boundspec;		/* FOR VALUES ... */
 	char	   *constraintdef;	/* the partition constraint, as SQL */
 	Oid			defaultpart;	/* the parent's DEFAULT partition, or InvalidOid */
@@ -50,6 +58,7 @@ typedef struct BackfillSwapResult
 	double		swap_ms;
 } BackfillSwapResult;
 
+extern bool BackfillInBound(BackfillBound *b, Datum key, bool isnull);
 extern void BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp);
 extern void BackfillRefuseReferencedPartition(BackfillPart *bp);
 extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
