@@ -24,7 +24,7 @@ if [ -e "${specs[0]}" ]; then
 	names=()
 	for s in "${specs[@]}"; do names+=("$(basename "$s" .spec)"); done
 	rm -rf output_iso
-	if ! "$PGXS_DIR/test/isolation/pg_isolation_regress" --inputdir=specs --outputdir=output_iso \
+	if ! "$PGXS_DIR/test/isolation/pg_isolation_regress" --inputdir=. --outputdir=output_iso \
 		--bindir="$("$PG_CONFIG" --bindir)" --dbname=isolation_regression \
 		--load-extension=backfill "${names[@]}"; then
 		[ -f output_iso/regression.diffs ] && head -n 200 output_iso/regression.diffs

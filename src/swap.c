@@ -355,6 +355,33 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errhint("Define the policies on the partitioned table instead.")));
 }
 
+/*
+ * A session that waits for our lock on the partition (a write through the
+ * parent that must lock it) holds the parent, which the swap needs: it will
+ * not let go before we do, so retrying is futile.  Say so at once.
+ */
+static void
+RefuseQueuedWriters(BackfillPart *bp)
+{
+	char	   *who = BackfillQueryText(
+		"SELECT pg_catalog.format('process %s (%s)', a.pid, pg_catalog.left(a.query, 60))"
+		" FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid"
+		" WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND NOT l.granted"
+		"   AND l.relation OPERATOR(pg_catalog.=) $1"
+		"   AND l.database OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database"
+		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
+		" LIMIT 1", bp->part);
+
+	if (who != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("could not swap partition %s: a write waits for it while holding %s",
+						bp->qualname, bp->qualparent),
+				 errdetail("The waiting session is %s. It locked the parent before this backfill could, and it waits for the partition this backfill holds.", who),
+				 errhint("Nothing was changed. Writes to the partition being replaced, and updates or deletes on %s that do not exclude it by the partition key, must wait until the backfill is done.",
+						 bp->qualparent)));
+}
+
 /* Sleep between lock attempts: exponential back-off with full jitter. */
 static void
 BackOff(int attempt, int lock_timeout_ms)
@@ -419,8 +446,11 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 			MemoryContextSwitchTo(cxt);
 			CurrentResourceOwner = owner;
 
-			if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			/* a lock timeout, or chosen as a deadlock victim: our locks are gone, retry */
+			if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
+				edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
 				ReThrowError(edata);
+			RefuseQueuedWriters(bp);
 			if (attempt >= max_attempts)
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
