@@ -29,6 +29,9 @@ REGRESS = fingerprint diff assert_unique reconcile log replace
 REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUTDIR)
 REGRESS_OUTDIR ?= .
 
+# rebuild objects when a header they include changes
+override autodepend = yes
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(PGXS),)

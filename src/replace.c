@@ -6,10 +6,12 @@
  * backfill_replace_partition recomputes one leaf partition from a query and
  * swaps the result in atomically (staging.c builds and fills the copy,
  * swap.c swaps it), then writes one backfill_log record, all in the caller's
- * transaction.  While the copy is filled the partition is held in SHARE ROW
- * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
- * would be lost by the swap), a second replacement of the same partition
- * waits for the first and then works on the partition the first left.
+ * transaction.  While the copy is filled the parent is held in SHARE UPDATE
+ * EXCLUSIVE mode (replacements under one parent run one at a time) and the
+ * partition in SHARE ROW EXCLUSIVE mode: readers go on, writers of that
+ * partition wait (their rows would be lost by the swap), a second
+ * replacement of the same partition waits for the first and then works on
+ * the partition the first left.
  *
  * backfill_undo swaps the archive a replacement kept back in, the same way,
  * after proving the partition is still exactly what that replacement wrote.
@@ -88,6 +90,14 @@ LockPart(Oid relid, const char *argname, BackfillPart *bp)
 	name = bp->name;
 	nsp = bp->nsp;
 	parent = bp->parent;
+
+	/*
+	 * SHARE UPDATE EXCLUSIVE on the parent first: it conflicts with itself
+	 * only, so replacements under one parent queue here, before any work,
+	 * instead of each holding the parent (reading its partition constraint
+	 * does) while waiting for the others to let it go for the swap.
+	 */
+	LockRelationOid(parent, ShareUpdateExclusiveLock);
 	LockRelationOid(bp->part, ShareRowExclusiveLock);
 
 	/*

@@ -404,8 +404,9 @@ BackfillColumnListText(List *names)
 /*
  * Run SQL of our own with search_path set to pg_catalog, pg_temp, so that
  * names in it and in what the server deparses for it (constraint and
- * trigger definitions) resolve to the catalog and nothing else.  Returns
- * the GUC nest level for BackfillUnpinSearchPath.
+ * trigger definitions) resolve to the catalog and nothing else, and with
+ * default_tablespace empty.  Returns the GUC nest level for
+ * BackfillUnpinSearchPath.
  */
 int
 BackfillPinSearchPath(void)
@@ -413,6 +414,10 @@ BackfillPinSearchPath(void)
 	int			nest = NewGUCNestLevel();
 
 	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	/* tables and indexes we create go where we say, not where a session default would */
+	(void) set_config_option("default_tablespace", "",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
 	return nest;

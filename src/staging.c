@@ -31,6 +31,8 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
@@ -43,9 +45,11 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -56,6 +60,19 @@
 #include "spi_util.h"
 #include "staging.h"
 #include "swap.h"
+
+/*
+ * Does column att get its length or precision (typmod) applied in C, as an
+ * INSERT applies it (an over-long varchar is an error, not cut)?  An
+ * explicit CAST would truncate silently.  Returns the coercion function.
+ */
+static bool
+TypmodInC(Form_pg_attribute att, Oid *fn)
+{
+	*fn = InvalidOid;
+	return att->atttypmod >= 0 &&
+		find_typmod_coercion_function(att->atttypid, fn) == COERCION_PATH_FUNC;
+}
 
 /* ", WITH (a = 'b', ...)" for the storage parameters of relid, or "". */
 static char *
@@ -70,23 +87,74 @@ StorageClause(Oid relid)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for relation %u", relid);
 	initStringInfo(&buf);
-	opts = SysCacheGetAttr(RELOID, tup, Anum_pg_class_reloptions, &isnull);
-	if (!isnull)
+	for (int pass = 0; pass < 2; pass++)
 	{
-		List	   *defs = untransformRelOptions(opts);
+		/* the table's own options, then its TOAST table's as toast.x */
+		Oid			rel = pass == 0 ? relid : ((Form_pg_class) GETSTRUCT(tup))->reltoastrelid;
+		HeapTuple	t = pass == 0 ? tup : SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
 
-		foreach(lc, defs)
+		if (!OidIsValid(rel) || !HeapTupleIsValid(t))
+			continue;
+		opts = SysCacheGetAttr(RELOID, t, Anum_pg_class_reloptions, &isnull);
+		if (!isnull)
 		{
-			DefElem    *def = lfirst_node(DefElem, lc);
+			foreach(lc, untransformRelOptions(opts))
+			{
+				DefElem    *def = lfirst_node(DefElem, lc);
 
-			appendStringInfo(&buf, "%s%s = %s", buf.len == 0 ? " WITH (" : ", ",
-							 quote_identifier(def->defname),
-							 quote_literal_cstr(def->arg ? defGetString(def) : "true"));
+				appendStringInfo(&buf, "%s%s%s = %s", buf.len == 0 ? " WITH (" : ", ",
+								 pass == 0 ? "" : "toast.", quote_identifier(def->defname),
+								 quote_literal_cstr(def->arg ? defGetString(def) : "true"));
+			}
 		}
-		appendStringInfoChar(&buf, ')');
+		if (pass == 1)
+			ReleaseSysCache(t);
 	}
 	ReleaseSysCache(tup);
+	if (buf.len > 0)
+		appendStringInfoChar(&buf, ')');
 	return buf.len > 0 ? buf.data : "";
+}
+
+/* Set relacl of dst to that of src, with the role dependencies that go with it. */
+static void
+CopyTableAcl(Oid src, Oid dst)
+{
+	Relation	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	HeapTuple	stup = SearchSysCache1(RELOID, ObjectIdGetDatum(src));
+	HeapTuple	dtup = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(dst));
+	Datum		sacl;
+	Datum		dacl;
+	bool		snull;
+	bool		dnull;
+	Datum		values[Natts_pg_class] = {0};
+	bool		nulls[Natts_pg_class] = {false};
+	bool		repl[Natts_pg_class] = {false};
+	HeapTuple	newtup;
+	Oid		   *oldmembers = NULL;
+	Oid		   *newmembers = NULL;
+	int			nold = 0;
+	int			nnew = 0;
+
+	if (!HeapTupleIsValid(stup) || !HeapTupleIsValid(dtup))
+		elog(ERROR, "cache lookup failed for relation %u or %u", src, dst);
+	sacl = SysCacheGetAttr(RELOID, stup, Anum_pg_class_relacl, &snull);
+	dacl = heap_getattr(dtup, Anum_pg_class_relacl, RelationGetDescr(classrel), &dnull);
+	if (!dnull)
+		nold = aclmembers(DatumGetAclP(dacl), &oldmembers);
+	if (!snull)
+		nnew = aclmembers(DatumGetAclP(sacl), &newmembers);
+
+	repl[Anum_pg_class_relacl - 1] = true;
+	nulls[Anum_pg_class_relacl - 1] = snull;
+	values[Anum_pg_class_relacl - 1] = snull ? (Datum) 0 : PointerGetDatum(DatumGetAclPCopy(sacl));
+	newtup = heap_modify_tuple(dtup, RelationGetDescr(classrel), values, nulls, repl);
+	CatalogTupleUpdate(classrel, &newtup->t_self, newtup);
+	updateAclDependencies(RelationRelationId, dst, 0, ((Form_pg_class) GETSTRUCT(dtup))->relowner,
+						  nold, oldmembers, nnew, newmembers);
+	ReleaseSysCache(stup);
+	table_close(classrel, RowExclusiveLock);
+	CommandCounterIncrement();
 }
 
 /*
@@ -96,7 +164,8 @@ StorageClause(Oid relid)
 Oid
 BackfillCreateStaging(BackfillPart *bp)
 {
-	char	   *name = ChooseRelationName("backfill_stage", bp->name, "new", bp->nsp, false);
+	char	   *name = ChooseRelationName("backfill_stage", bp->name, psprintf("%u", bp->part),
+											bp->nsp, false);
 	char	   *qualname = quote_qualified_identifier(get_namespace_name(bp->nsp), name);
 	char		persistence = get_rel_persistence(bp->part);
 	Oid			spc = get_rel_tablespace(bp->part);
@@ -126,16 +195,14 @@ BackfillCreateStaging(BackfillPart *bp)
 		BackfillExec(psprintf("ALTER TABLE %s OWNER TO %s", qualname,
 							  quote_identifier(GetUserNameFromId(owner, false))));
 
-	/* grants on the table and on its columns, as the partition has them */
+	/*
+	 * The table's privileges exactly as the partition has them (grantors, the
+	 * owner's own entry, none at all), whatever default privileges applied
+	 * to the new table; then the column grants.
+	 */
+	CopyTableAcl(bp->part, staging);
 	BackfillExecGenerated(
-		"SELECT pg_catalog.format('GRANT %s ON TABLE %s TO %s%s', a.privilege_type, $2,"
-		"  CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
-		"       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,"
-		"  CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
-		" FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a"
-		" WHERE c.oid OPERATOR(pg_catalog.=) $1 AND a.grantee OPERATOR(pg_catalog.<>) c.relowner"
-		" UNION ALL"
-		" SELECT pg_catalog.format('GRANT %s (%I) ON TABLE %s TO %s%s', a.privilege_type, t.attname, $2,"
+		"SELECT pg_catalog.format('GRANT %s (%I) ON TABLE %s TO %s%s', a.privilege_type, t.attname, $2,"
 		"  CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'"
 		"       ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,"
 		"  CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)"
@@ -186,6 +253,34 @@ BackfillCreateStaging(BackfillPart *bp)
 	return staging;
 }
 
+/* REINDEX the staging table; a duplicate key is an error of the source. */
+static void
+ReindexNamingPartition(BackfillPart *bp, const char *qualname)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		BackfillExec(psprintf("REINDEX TABLE %s", qualname));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+			PG_RE_THROW();
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("source gives the same key twice for partition %s", bp->qualname),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+				 errhint("A unique index or primary key of the partition must hold on the new rows.")));
+	}
+	PG_END_TRY();
+}
+
 /*
  * After the fill: build the indexes from the rows (which proves the unique
  * ones) and add the partition's foreign keys (which validates them).  With
@@ -196,7 +291,9 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging)
 {
 	char	   *qualname = BackfillQualifiedName(staging);
 
-	BackfillExec(psprintf("REINDEX TABLE %s", qualname));
+	ReindexNamingPartition(bp, qualname);
+	/* planner statistics now, so plans do not regress until autovacuum comes by */
+	BackfillExec(psprintf("ANALYZE %s", qualname));
 
 	BackfillExecGenerated(
 		"SELECT pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, conname,"
@@ -285,7 +382,9 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 	for (int j = 0; j < dst->natts; j++)
 	{
 		Form_pg_attribute da = TupleDescAttr(dst, j);
-		char	   *type = format_type_extended(da->atttypid, da->atttypmod,
+		Oid			fn;
+		char	   *type = format_type_extended(da->atttypid,
+												TypmodInC(da, &fn) ? -1 : da->atttypmod,
 												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 
 		if (j > 0)
@@ -324,7 +423,9 @@ typedef struct FillReceiver
 	ResultRelInfo *rri;
 	BulkInsertState bistate;
 	CommandId	cid;
+	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
+	FmgrInfo   *typmodfn;		/* per column, fn_oid InvalidOid when none */
 	BackfillRowHasher *hasher;
 	BackfillFingerprint *fp;
 	uint64		outside;
@@ -341,6 +442,19 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
+
+	/*
+	 * Rows inserted frozen in a subtransaction that later aborts would stay
+	 * visible: a source that hands rows over from inside a subtransaction of
+	 * its own (a set-returning function in a procedural language can) is
+	 * refused.
+	 */
+	if (GetCurrentSubTransactionId() != r->subid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("source returned a row from inside a subtransaction of its own"),
+				 errdetail("The new rows of partition %s are written frozen, which is only safe in the transaction that created their table.",
+						   r->bp->qualname)));
 	slot_getallattrs(src);
 	for (int b = 0; b < r->nbounds; b++)
 	{
@@ -372,6 +486,11 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	ExecStoreVirtualTuple(r->slot);
 
 	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(r->estate));
+	for (int i = 0; i < desc->natts; i++)
+		if (OidIsValid(r->typmodfn[i].fn_oid) && !r->slot->tts_isnull[i])
+			r->slot->tts_values[i] = FunctionCall3(&r->typmodfn[i], r->slot->tts_values[i],
+												   Int32GetDatum(TupleDescAttr(desc, i)->atttypmod),
+												   BoolGetDatum(false));
 	if (r->checkconstr)
 		ExecConstraints(r->rri, r->slot, r->estate);
 	MemoryContextSwitchTo(old);
@@ -439,6 +558,14 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 		r.keyidx[b] = get_attnum(staging, r.bounds[b]->keyname) - 1;
 	r.slot = MakeSingleTupleTableSlot(RelationGetDescr(r.rel), &TTSOpsVirtual);
 	r.hasher = BackfillRowHasherCreate(RelationGetDescr(r.rel), RelationGetDescr(r.rel)->natts, NULL);
+	r.typmodfn = palloc0(sizeof(FmgrInfo) * Max(1, RelationGetDescr(r.rel)->natts));
+	for (int i = 0; i < RelationGetDescr(r.rel)->natts; i++)
+	{
+		Oid			fn;
+
+		if (TypmodInC(TupleDescAttr(RelationGetDescr(r.rel), i), &fn))
+			fmgr_info(fn, &r.typmodfn[i]);
+	}
 
 	/* an executor state for ExecConstraints, as logical replication builds one */
 	r.estate = CreateExecutorState();
@@ -454,6 +581,20 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	r.cid = r.estate->es_output_cid;
 	r.checkconstr = RelationGetDescr(r.rel)->constr != NULL;
 	r.bistate = GetBulkInsertState();
+
+	/* as COPY FREEZE requires: the table is new in this very subtransaction */
+	r.subid = GetCurrentSubTransactionId();
+	if (r.rel->rd_createSubid != r.subid)
+		elog(ERROR, "staging table of %s was not created in the current subtransaction", bp->qualname);
+	{
+		CachedPlanSource *src = (CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan));
+
+		if (list_member_oid(src->relationOids, staging))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("source reads the staging table of partition %s", bp->qualname),
+					 errdetail("It would read the rows it is writing.")));
+	}
 
 	BackfillRunToDest(plan, params, false, (DestReceiver *) &r);
 

@@ -24,7 +24,9 @@
  * short lock_timeout, rolled back on 55P03 and retried after a back-off with
  * jitter, so a long-running reader never makes every later query queue
  * behind the swap for longer than lock_timeout.  The parent is locked before
- * its partitions, as DETACH itself would.
+ * its partitions, as DETACH itself would, then the DEFAULT partition and its
+ * partitions, then the tables foreign keys point to (ATTACH and DROP change
+ * their triggers), so that no lock of the swap is taken without the timeout.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,6 +41,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_constraint.h"
 #include "catalog/pg_extension.h"
@@ -51,7 +54,9 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
+#include "partitioning/partbounds.h"
 #include "portability/instr_time.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -247,6 +252,7 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 		elog(ERROR, "partition \"%s\" has no bound", bp->name);
 	spec = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(datum)));
 	ReleaseSysCache(tup);
+	bp->spec = spec;
 
 	bp->parent = get_partition_parent(relid, false);
 	bp->qualname = BackfillQualifiedName(relid);
@@ -344,6 +350,41 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errdetail("The view would go on reading the old partition."),
 				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
 
+	/* its rows replicated logically would be inserted into the staging table */
+	fk = BackfillQueryText(
+		"SELECT p.pubname FROM pg_catalog.pg_publication p"
+		" WHERE p.puballtables"
+		"    OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_rel r"
+		"               WHERE r.prpubid OPERATOR(pg_catalog.=) p.oid"
+		"                 AND r.prrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)))"
+		"    OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_namespace n, pg_catalog.pg_class c"
+		"               WHERE n.pnpubid OPERATOR(pg_catalog.=) p.oid AND n.pnnspid OPERATOR(pg_catalog.=) c.relnamespace"
+		"                 AND c.oid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)))"
+		" LIMIT 1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: publication \"%s\" replicates it", bp->qualname, fk),
+				 errdetail("The new rows are written to a staging table and swapped in by DETACH and ATTACH, which logical replication does not carry: subscribers would keep the old rows."),
+				 errhint("Backfill the subscribers' copy separately, or take the table out of the publication for the backfill.")));
+
+	/* rules, sequences it owns and other table access methods do not carry over */
+	fk = BackfillQueryText(
+		"SELECT CASE WHEN c.relam OPERATOR(pg_catalog.<>) 2 THEN 'its table access method is not heap'"
+		"  WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r WHERE r.ev_class OPERATOR(pg_catalog.=) c.oid)"
+		"   THEN 'it has rules of its own'"
+		"  WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_class s"
+		"               ON s.oid OPERATOR(pg_catalog.=) d.objid AND s.relkind OPERATOR(pg_catalog.=) 'S'"
+		"               WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+		"                 AND d.refobjid OPERATOR(pg_catalog.=) c.oid AND d.deptype OPERATOR(pg_catalog.=) ANY ('{a,i}'))"
+		"   THEN 'it owns a sequence' END"
+		" FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: %s", bp->qualname, fk),
+				 errdetail("A swap would not carry it over to the new partition.")));
+
 	/* row-level security of its own would not be copied */
 	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) $1"
 						  " AND (c.relrowsecurity OR EXISTS (SELECT 1 FROM pg_catalog.pg_policy p"
@@ -370,6 +411,12 @@ RefuseQueuedWriters(BackfillPart *bp)
 		"   AND l.relation OPERATOR(pg_catalog.=) $1"
 		"   AND l.database OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database"
 		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
+		"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks p"
+		"               WHERE p.pid OPERATOR(pg_catalog.=) l.pid AND p.granted"
+		"                 AND p.locktype OPERATOR(pg_catalog.=) 'relation'"
+		"                 AND p.database OPERATOR(pg_catalog.=) l.database"
+		"                 AND p.relation OPERATOR(pg_catalog.=) ANY (SELECT a.relid FROM"
+		"                     pg_catalog.pg_partition_ancestors($1) a WHERE a.relid OPERATOR(pg_catalog.<>) $1))"
 		" LIMIT 1", bp->part);
 
 	if (who != NULL)
@@ -380,6 +427,29 @@ RefuseQueuedWriters(BackfillPart *bp)
 				 errdetail("The waiting session is %s. It locked the parent before this backfill could, and it waits for the partition this backfill holds.", who),
 				 errhint("Nothing was changed. Writes to the partition being replaced, and updates or deletes on %s that do not exclude it by the partition key, must wait until the backfill is done.",
 						 bp->qualparent)));
+}
+
+/* The tables that the foreign keys of the partition and its ancestors point to, in OID order. */
+static pg_noinline List *
+ReferencedTables(BackfillPart *bp)
+{
+	List	   *result = NIL;
+	int			rc = SPI_execute_with_args(
+		"SELECT DISTINCT confrelid FROM pg_catalog.pg_constraint"
+		" WHERE contype OPERATOR(pg_catalog.=) 'f'"
+		"   AND conrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)) ORDER BY 1",
+		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(bp->part)}, NULL, false, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the foreign keys of %s", bp->qualname);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		result = lappend_oid(result, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
+																	SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	return result;
 }
 
 /* Sleep between lock attempts: exponential back-off with full jitter. */
@@ -410,6 +480,8 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 	ResourceOwner owner = CurrentResourceOwner;
 	char		timeout[32];
 
+	List	   *referenced = ReferencedTables(bp);
+
 	snprintf(timeout, sizeof(timeout), "%d", lock_timeout_ms);
 	for (int attempt = 1;; attempt++)
 	{
@@ -420,13 +492,18 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 		PG_TRY();
 		{
 			int			nest = NewGUCNestLevel();
+			ListCell   *lc;
 
 			(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
 									 GUC_ACTION_SAVE, true, 0, false);
+
 			LockRelationOid(bp->parent, AccessExclusiveLock);
 			LockRelationOid(bp->part, AccessExclusiveLock);
 			if (OidIsValid(bp->defaultpart))
-				LockRelationOid(bp->defaultpart, AccessExclusiveLock);
+				(void) find_all_inheritors(bp->defaultpart, AccessExclusiveLock, NULL);
+			/* ATTACH and DROP change the triggers on the tables foreign keys point to */
+			foreach(lc, referenced)
+				(void) find_all_inheritors(lfirst_oid(lc), AccessExclusiveLock, NULL);
 			AtEOXact_GUC(true, nest);
 
 			/* the locks now belong to the caller's transaction */
@@ -654,12 +731,23 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisclustered", bp->part);
 	stagingname = BackfillQualifiedName(staging);
 
-	/* the DEFAULT partition provably has no row in the range: say so, without a scan */
+	/*
+	 * The DEFAULT partition provably has no row in the range: say so, without
+	 * a scan.  ATTACH checks it against the negation of the partition's own
+	 * bound (not its ancestors'), so that is what the constraint states.
+	 */
 	if (OidIsValid(bp->defaultpart))
 	{
+		Relation	parent = table_open(bp->parent, NoLock);
+		Expr	   *own = make_ands_explicit(get_qual_from_partbound(parent, bp->spec));
+		char	   *owntext = deparse_expression((Node *) own,
+												 deparse_context_for(RelationGetRelationName(parent),
+																	 bp->parent),
+												 false, false);
+
+		table_close(parent, NoLock);
 		BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (NOT (%s)) NOT VALID",
-							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT,
-							  bp->constraintdef));
+							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT, owntext));
 		MarkConstraintValid(bp->defaultpart, DEFAULT_CONSTRAINT);
 	}
 

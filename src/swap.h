@@ -44,6 +44,7 @@ typedef struct BackfillPart
 	char	   *qualparent;
 	BackfillBound own;			/* its bound under its parent */
 	List	   *outer;			/* the bounds of its ancestors that can be checked */
+	struct PartitionBoundSpec *spec;	/* its bound, as the catalog has it */
 	char	   *boundspec;		/* FOR VALUES ... */
 	char	   *constraintdef;	/* the partition constraint, as SQL */
 	Oid			defaultpart;	/* the parent's DEFAULT partition, or InvalidOid */
