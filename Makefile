@@ -20,7 +20,8 @@ OBJS = \
 	src/log.o \
 	src/swap.o \
 	src/staging.o \
-	src/replace.o
+	src/replace.o \
+	src/merge.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 

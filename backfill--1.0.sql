@@ -80,6 +80,28 @@ COMMENT ON FUNCTION @extschema@.backfill_undo(bigint, pg_catalog.int4, pg_catalo
 	'Swap back in the archive that the replacement recorded as log_id kept, if the partition is unchanged since';
 
 --
+-- Write strategies: the merge on a proven key.
+--
+
+CREATE TYPE @extschema@.backfill_merge_result AS (
+	inserted bigint,
+	updated bigint,
+	deleted bigint,
+	unchanged bigint,
+	log_id bigint
+);
+COMMENT ON TYPE @extschema@.backfill_merge_result IS
+	'What a merge did: rows inserted, updated, deleted and left unchanged, and its log record';
+
+CREATE FUNCTION @extschema@.backfill_merge(target pg_catalog.regclass, source pg_catalog.text, key pg_catalog.text[],
+	scope pg_catalog.text DEFAULT NULL, delete_missing pg_catalog.bool DEFAULT false)
+	RETURNS @extschema@.backfill_merge_result
+	AS 'MODULE_PATHNAME', 'backfill_merge'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool) IS
+	'Merge the rows of source into target on key, within scope, after proving the key unique on both sides';
+
+--
 -- Record: every write of the write layers, committed with the data it describes.
 --
 

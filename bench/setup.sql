@@ -46,3 +46,15 @@ BEGIN
 END $$;
 VACUUM ANALYZE bench_fct_a, bench_fct_b, bench_fct_c;
 CHECKPOINT;
+
+-- Merge: 1M source rows into a 1M-row target on its primary key, two identical targets.
+DROP TABLE IF EXISTS bench_merge_src, bench_merge_a, bench_merge_b;
+CREATE TABLE bench_merge_src AS
+SELECT g::bigint AS order_id, date '2026-01-01' + (g % 180) AS order_date, (g % 10000) / 100.0 AS revenue
+FROM generate_series(1, 1000000) g;
+CREATE TABLE bench_merge_a (order_id bigint PRIMARY KEY, order_date date NOT NULL, revenue numeric(12,2));
+INSERT INTO bench_merge_a SELECT * FROM bench_merge_src;
+CREATE TABLE bench_merge_b (LIKE bench_merge_a INCLUDING ALL);
+INSERT INTO bench_merge_b SELECT * FROM bench_merge_src;
+VACUUM ANALYZE bench_merge_src, bench_merge_a, bench_merge_b;
+CHECKPOINT;

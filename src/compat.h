@@ -47,4 +47,11 @@
 #define BackfillExecInitRangeTable(estate, rtable) ExecInitRangeTable((estate), (rtable))
 #endif
 
+/* 16 added an error-saving context to stringToQualifiedNameList */
+#if PG_VERSION_NUM >= 160000
+#define BackfillQualifiedNameList(s) stringToQualifiedNameList((s), NULL)
+#else
+#define BackfillQualifiedNameList(s) stringToQualifiedNameList(s)
+#endif
+
 #endif							/* BACKFILL_COMPAT_H */

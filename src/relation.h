@@ -27,4 +27,9 @@ extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *ar
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
 
+/* validate.c */
+extern bool BackfillCheckKeyTypes(Oid relid, List *names, List *attnums);
+extern int64 BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope,
+								  bool read_only);
+
 #endif							/* BACKFILL_RELATION_H */

@@ -379,9 +379,9 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("cannot undo record " INT64_FORMAT ": the old partition was not kept", logid),
 				 errhint("Only a replacement made with keep_old => true can be undone.")));
 
-	archive = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(archivename)),
+	archive = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(archivename)),
 							   NoLock, true);
-	partoid = RangeVarGetRelid(makeRangeVarFromNameList(stringToQualifiedNameList(partname)),
+	partoid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(partname)),
 							   NoLock, true);
 	if (!OidIsValid(archive))
 		ereport(ERROR,

@@ -109,8 +109,8 @@ KeyProvenByIndex(Oid relid, List *attnums)
 }
 
 /* Check that every key column has an equality operator; return whether all sort. */
-static bool
-CheckKeyTypes(Oid relid, List *names, List *attnums)
+bool
+BackfillCheckKeyTypes(Oid relid, List *names, List *attnums)
 {
 	bool		sortable = true;
 
@@ -145,11 +145,11 @@ NullCondition(const char *qual, List *names)
 	return buf.data;
 }
 
-/* Run a read-only query built by us; it must succeed. */
+/* Run a query built by us that only reads; it must succeed. */
 static void
-RunRead(const char *sql)
+RunRead(const char *sql, bool read_only)
 {
-	int			rc = SPI_execute(sql, true, 0);
+	int			rc = SPI_execute(sql, read_only, 0);
 
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute returned %s for: %s", SPI_result_code_string(rc), sql);
@@ -173,19 +173,15 @@ KeyValuesText(int row, int ncols)
 	return buf.data;
 }
 
-PG_FUNCTION_INFO_V1(backfill_assert_unique);
-
 /*
- * backfill_assert_unique(rel regclass, key text[], scope text DEFAULT NULL)
- *		RETURNS bigint
+ * Prove the key columns names (attribute numbers attnums) of relid unique
+ * and not NULL over the rows where scope holds (NULL: all rows); raise 23505
+ * with counts and samples otherwise.  Returns the rows checked.  Must be
+ * called inside SPI; reads with a fresh snapshot unless read_only.
  */
-Datum
-backfill_assert_unique(PG_FUNCTION_ARGS)
+int64
+BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, bool read_only)
 {
-	Oid			relid;
-	List	   *names;
-	List	   *attnums;
-	const char *scope = NULL;
 	const char *relname;
 	const char *qual;
 	char	   *keylist;
@@ -200,17 +196,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	int64		dupkeys;
 	ListCell   *lc;
 
-	relid = BackfillOpenRelArg(fcinfo, 0, "rel", BACKFILL_REL_READABLE, AccessShareLock);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("key must not be NULL"),
-				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
-	names = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(1), "key");
-	attnums = BackfillRelColumns(relid, names, "key");
-	sortable = CheckKeyTypes(relid, names, attnums);
-	if (!PG_ARGISNULL(2))
-		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
+	sortable = BackfillCheckKeyTypes(relid, names, attnums);
 
 	/*
 	 * The relation is not aliased, so a scope may name it as the caller
@@ -245,12 +231,9 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 						 " FROM (SELECT pg_catalog.count(*) AS n, (%s) AS hasnull, %s%s GROUP BY %s) g",
 						 nullcond, cols.data, from.data, keylist);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-
 	/* analysis errors here are errors of the scope: the rest is ours */
 	SPI_freeplan(BackfillPrepare(sql.data, 0, NULL, "scope"));
-	RunRead(sql.data);
+	RunRead(sql.data, read_only);
 	{
 		bool		isnull;
 
@@ -277,7 +260,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 				for (int i = 1; i <= nkeys; i++)
 					appendStringInfo(&sql, ", d.k%d", i);
 			appendStringInfoString(&sql, " LIMIT 5");
-			RunRead(sql.data);
+			RunRead(sql.data, read_only);
 
 			appendStringInfo(&detail, INT64_FORMAT " key %s more than once, for example",
 							 dupkeys, dupkeys == 1 ? "value appears" : "values appear");
@@ -291,7 +274,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 		{
 			resetStringInfo(&sql);
 			appendStringInfo(&sql, "SELECT %s%s AND (%s) LIMIT 3", cols.data, from.data, nullcond);
-			RunRead(sql.data);
+			RunRead(sql.data, read_only);
 
 			appendStringInfo(&detail, "%s" INT64_FORMAT " %s a NULL in the key, for example",
 							 dupkeys > 0 ? " " : "", nullrows, nullrows == 1 ? "row has" : "rows have");
@@ -313,6 +296,38 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 				 : errhint("Fill the key columns or choose columns that are never NULL: a row whose key is NULL matches no row in a merge.")));
 	}
 
+	return rows;
+}
+
+PG_FUNCTION_INFO_V1(backfill_assert_unique);
+
+/*
+ * backfill_assert_unique(rel regclass, key text[], scope text DEFAULT NULL)
+ *		RETURNS bigint
+ */
+Datum
+backfill_assert_unique(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	List	   *names;
+	List	   *attnums;
+	const char *scope = NULL;
+	int64		rows;
+
+	relid = BackfillOpenRelArg(fcinfo, 0, "rel", BACKFILL_REL_READABLE, AccessShareLock);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key must not be NULL"),
+				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
+	names = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(1), "key");
+	attnums = BackfillRelColumns(relid, names, "key");
+	if (!PG_ARGISNULL(2))
+		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rows = BackfillAssertUnique(relid, names, attnums, scope, true);
 	SPI_finish();
 	PG_RETURN_INT64(rows);
 }

@@ -1,0 +1,609 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/merge.c
+ *		backfill_merge: merge a recomputed window into a table on a proven key.
+ *
+ * A merge is only safe on a key that is truly unique: one that is unique on
+ * 99.9% of rows merges rows that were different.  So before the first write
+ * the key is proven on both sides, within the scope the merge may touch:
+ *
+ * - the source is read once, into a temporary table (the guards and the
+ *   writes then see the same rows, however the source query behaves);
+ * - no source row has a NULL key, no key appears twice in the source, no
+ *   source row lies outside the scope, and no source key matches a target
+ *   row outside the scope (it would be neither updated nor inserted);
+ * - the target's key is unique and not NULL within the scope: a unique index
+ *   on exactly the key proves it, otherwise it is checked.
+ *
+ * The target is held in SHARE ROW EXCLUSIVE mode from before the guards to
+ * the end of the transaction: readers go on, other writers wait, so nothing
+ * can slip a duplicate in between the proof and the writes.
+ *
+ * The writes are one statement per action, each counted: UPDATE of matched
+ * rows whose values differ (NULL-safe; a row that is unchanged is not
+ * rewritten and leaves no dead tuple), INSERT of new keys, and with
+ * delete_missing DELETE of the rows in scope whose key the source lacks.
+ * Key and value comparisons use the types' own equality operators, named
+ * with their schema; types without one are compared by their text.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "compat.h"
+#include "fingerprint.h"
+#include "log.h"
+#include "relation.h"
+#include "rowhash.h"
+#include "spi_util.h"
+#include "swap.h"
+
+/* "OPERATOR(schema.=)" for the default equality of type, or NULL if it has none. */
+static char *
+EqualityOperator(Oid type)
+{
+	Oid			opr = lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
+	HeapTuple	tup;
+	char	   *result;
+
+	if (!OidIsValid(opr))
+		return NULL;
+	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opr));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for operator %u", opr);
+	result = psprintf("OPERATOR(%s.%s)",
+					  quote_identifier(get_namespace_name(((Form_pg_operator) GETSTRUCT(tup))->oprnamespace)),
+					  NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname));
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* Run a statement we built and return the number of rows it processed. */
+static uint64
+Run(const char *sql)
+{
+	int			rc = SPI_execute(sql, false, 0);
+
+	if (rc < 0)
+		elog(ERROR, "SPI_execute failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	return SPI_processed;
+}
+
+/* The first value of the first row of a query we built, as int8. */
+static int64
+RunCount(const char *sql)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not run: %s", sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Up to 5 sample rows of a query we built, as "(a, b), (c, d)". */
+static char *
+Samples(const char *sql)
+{
+	StringInfoData buf;
+
+	if (SPI_execute(sql, false, 5) != SPI_OK_SELECT)
+		elog(ERROR, "could not run: %s", sql);
+	initStringInfo(&buf);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		appendStringInfo(&buf, "%s(", r > 0 ? ", " : "");
+		for (int c = 1; c <= SPI_tuptable->tupdesc->natts; c++)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, c);
+
+			appendStringInfo(&buf, "%s%s", c > 1 ? ", " : "", v ? v : "NULL");
+		}
+		appendStringInfoChar(&buf, ')');
+	}
+	return buf.data;
+}
+
+/* A set of 64-bit key hashes. */
+typedef struct KeyEntry
+{
+	uint64		key;
+	char		status;
+} KeyEntry;
+
+#define SH_PREFIX		keyset
+#define SH_ELEMENT_TYPE KeyEntry
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			key
+#define SH_HASH_KEY(tb, k)	((uint32) (k))
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* Reading the source once: into the temporary table, counting what the guards need. */
+typedef struct SourceScan
+{
+	DestReceiver pub;
+	Relation	rel;			/* the temporary table */
+	TupleTableSlot *slot;
+	BulkInsertState bistate;
+	CommandId	cid;
+	int			nkeys;
+	int		   *keyidx;
+	BackfillRowHasher *keyhash;
+	keyset_hash *seen;
+	bool		hashable;		/* key equality is byte equality: hashes find duplicates */
+	uint64		rows;
+	uint64		nullkeys;
+	uint64		suspects;		/* key hashes seen twice */
+} SourceScan;
+
+/* Is equality of type (under collation) the equality of its bytes? */
+static bool
+EqualityIsIdentity(Oid type, Oid collation)
+{
+	switch (getBaseType(type))
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case BOOLOID:
+		case UUIDOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+		default:
+			return false;
+	}
+}
+
+/* Store one source row and note its key. */
+static bool
+SourceReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SourceScan *ss = (SourceScan *) self;
+	int			natts = ss->slot->tts_tupleDescriptor->natts;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	ss->rows++;
+	for (int i = 0; i < ss->nkeys; i++)
+		if (slot->tts_isnull[ss->keyidx[i]])
+		{
+			ss->nullkeys++;
+			break;
+		}
+	if (ss->hashable)
+	{
+		bool		found;
+
+		(void) keyset_insert(ss->seen, BackfillHashRow(ss->keyhash, slot), &found);
+		if (found)
+			ss->suspects++;
+	}
+	ExecClearTuple(ss->slot);
+	memcpy(ss->slot->tts_values, slot->tts_values, sizeof(Datum) * natts);
+	memcpy(ss->slot->tts_isnull, slot->tts_isnull, sizeof(bool) * natts);
+	ExecStoreVirtualTuple(ss->slot);
+	table_tuple_insert(ss->rel, ss->slot, ss->cid, TABLE_INSERT_SKIP_FSM, ss->bistate);
+	return true;
+}
+
+/* Nothing to set up. */
+static void
+SourceStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+/* Nothing to flush. */
+static void
+SourceShutdown(DestReceiver *self)
+{
+}
+
+/* Nothing to free. */
+static void
+SourceDestroy(DestReceiver *self)
+{
+}
+
+/* Run the source once into the temporary table tmpoid. */
+static void
+ReadSource(SourceScan *ss, SPIPlanPtr plan, Oid tmpoid, TupleDesc src, bool *iskey,
+		   Oid target, List *attnums)
+{
+	int			k = 0;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->pub.receiveSlot = SourceReceive;
+	ss->pub.rStartup = SourceStartup;
+	ss->pub.rShutdown = SourceShutdown;
+	ss->pub.rDestroy = SourceDestroy;
+	ss->pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	ss->rel = table_open(tmpoid, NoLock);
+	ss->slot = MakeSingleTupleTableSlot(RelationGetDescr(ss->rel), &TTSOpsVirtual);
+	ss->bistate = GetBulkInsertState();
+	ss->cid = GetCurrentCommandId(true);
+	ss->keyidx = palloc(sizeof(int) * Max(1, src->natts));
+	ss->hashable = true;
+	for (int i = 0; i < src->natts; i++)
+		if (iskey[i])
+		{
+			Oid			coll = InvalidOid;
+			Oid			type = InvalidOid;
+			int32		typmod;
+
+			ss->keyidx[k++] = i;
+			get_atttypetypmodcoll(target, get_attnum(target, NameStr(TupleDescAttr(src, i)->attname)),
+								  &type, &typmod, &coll);
+			ss->hashable &= EqualityIsIdentity(type, coll);
+		}
+	ss->nkeys = k;
+	(void) attnums;
+	if (ss->hashable)
+	{
+		ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
+		ss->seen = keyset_create(CurrentMemoryContext, 1024, NULL);
+	}
+
+	BackfillRunToDest(plan, NULL, false, (DestReceiver *) ss);
+
+	FreeBulkInsertState(ss->bistate);
+	ExecDropSingleTupleTableSlot(ss->slot);
+	table_close(ss->rel, NoLock);
+	if (ss->seen)
+		keyset_destroy(ss->seen);
+	CommandCounterIncrement();
+}
+
+PG_FUNCTION_INFO_V1(backfill_merge);
+
+/*
+ * backfill_merge(target regclass, source text, key text[], scope text,
+ *				  delete_missing boolean) RETURNS backfill_merge_result
+ */
+Datum
+backfill_merge(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	const char *source;
+	List	   *keys;
+	List	   *attnums;
+	const char *scope = NULL;
+	bool		delete_missing;
+	const char *target;
+	const char *only;
+	char	   *keylist;
+	char	   *tmp;
+	char	   *tmpname;
+	SPIPlanPtr	plan;
+	TupleDesc	src;
+	bool	   *iskey;
+	StringInfoData on;			/* t.k = s.k AND ... */
+	StringInfoData nullcond;	/* s.k IS NULL OR ... */
+	StringInfoData set;			/* c = s.c, ... */
+	StringInfoData differs;		/* NOT COALESCE(t.c = s.c, ...) OR ... */
+	StringInfoData cols;		/* c, ... */
+	StringInfoData scols;		/* s.c, ... (source column i is s.bfs_i) */
+	StringInfoData renamed;		/* c AS bfs_1, ... */
+	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM tmp) */
+	char	   *tscope;
+	AclMode		needed;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	BackfillLogRecord rec;
+	int64		srcrows;
+	int64		n;
+	uint64		inserted;
+	uint64		updated;
+	uint64		merged;
+	uint64		deleted = 0;
+	int64		logid;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+	StringInfoData details;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be NULL")));
+	relid = PG_GETARG_OID(0);
+	source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key must not be NULL"),
+				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
+	keys = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(2), "key");
+	if (!PG_ARGISNULL(3))
+		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delete_missing must not be NULL")));
+	delete_missing = PG_GETARG_BOOL(4);
+	PreventCommandIfReadOnly("backfill_merge()");
+
+	/* the rights first, then the lock that keeps writers out until commit */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("target: relation with OID %u does not exist", relid)));
+	needed = ACL_SELECT | ACL_INSERT | ACL_UPDATE | (delete_missing ? ACL_DELETE : 0);
+	if (pg_class_aclcheck(relid, GetUserId(), needed) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid)),
+				 errdetail("backfill_merge needs SELECT, INSERT and UPDATE%s on it.",
+						   delete_missing ? ", and DELETE with delete_missing" : "")));
+	relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+							   ShareRowExclusiveLock);
+	attnums = BackfillRelColumns(relid, keys, "key");
+	(void) BackfillCheckKeyTypes(relid, keys, attnums);
+	target = BackfillQualifiedName(relid);
+	only = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
+	keylist = BackfillColumnListText(keys);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the source: one SELECT, columns of the target, the key's types on both sides */
+	plan = BackfillPrepare(source, 0, NULL, "source");
+	BackfillCheckReadOnly(plan, "source");
+	src = CreateTupleDescCopy(BackfillPlanResultDesc(plan));
+	SPI_freeplan(plan);
+	iskey = palloc0(sizeof(bool) * Max(1, src->natts));
+	{
+		ListCell   *lc;
+
+		foreach(lc, keys)
+		{
+			const char *k = (const char *) lfirst(lc);
+			int			found = -1;
+
+			for (int i = 0; i < src->natts; i++)
+				if (strcmp(NameStr(TupleDescAttr(src, i)->attname), k) == 0)
+					found = i;
+			if (found < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_COLUMN),
+						 errmsg("source lacks key column \"%s\"", k)));
+			if (TupleDescAttr(src, found)->atttypid !=
+				get_atttype(relid, list_nth_int(attnums, foreach_current_index(lc))))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("key column \"%s\" is of type %s in the source but %s in %s", k,
+								format_type_be(TupleDescAttr(src, found)->atttypid),
+								format_type_be(get_atttype(relid, list_nth_int(attnums, foreach_current_index(lc)))),
+								target),
+						 errhint("Cast the source's key column to the target's type.")));
+			iskey[found] = true;
+		}
+	}
+
+	initStringInfo(&on);
+	initStringInfo(&nullcond);
+	initStringInfo(&set);
+	initStringInfo(&differs);
+	initStringInfo(&cols);
+	initStringInfo(&scols);
+	initStringInfo(&renamed);
+	for (int i = 0; i < src->natts; i++)
+	{
+		Form_pg_attribute sa = TupleDescAttr(src, i);
+		const char *col = quote_identifier(NameStr(sa->attname));
+		AttrNumber	attnum;
+		Oid			ttype;
+		int32		ttypmod;
+		Oid			tcoll;
+		char	   *type;
+		char	   *eq;
+
+		for (int j = 0; j < i; j++)
+			if (strcmp(NameStr(TupleDescAttr(src, j)->attname), NameStr(sa->attname)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("source returns column \"%s\" more than once", NameStr(sa->attname))));
+		attnum = get_attnum(relid, NameStr(sa->attname));
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("source column \"%s\" is not a column of %s", NameStr(sa->attname), target),
+					 errhint("Columns are matched by name: rename it with AS, or leave it out.")));
+		get_atttypetypmodcoll(relid, attnum, &ttype, &ttypmod, &tcoll);
+		if (!can_coerce_type(1, &sa->atttypid, &ttype, COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("source column \"%s\" is of type %s but column \"%s\" of %s is of type %s",
+							NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
+							target, format_type_be(ttype)),
+					 errhint("Cast the source column to %s.", format_type_be(ttype))));
+		type = format_type_extended(ttype, ttypmod, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+
+		/*
+		 * The source's columns are renamed bfs_<n> where it meets the target,
+		 * so the scope's column names can only mean the target's.
+		 */
+		appendStringInfo(&renamed, "%s%s AS bfs_%d", renamed.len ? ", " : "", col, i + 1);
+		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", col);
+		appendStringInfo(&scols, "%ss.bfs_%d", scols.len ? ", " : "", i + 1);
+		if (iskey[i])
+		{
+			appendStringInfo(&on, "%st.%s %s s.bfs_%d", on.len ? " AND " : "", col,
+							 EqualityOperator(ttype), i + 1);
+			appendStringInfo(&nullcond, "%ss.bfs_%d IS NULL", nullcond.len ? " OR " : "", i + 1);
+			continue;
+		}
+		appendStringInfo(&set, "%s%s = s.bfs_%d", set.len ? ", " : "", col, i + 1);
+		eq = EqualityOperator(ttype);
+		if (eq != NULL)
+			appendStringInfo(&differs, "%sNOT COALESCE(t.%s %s CAST(s.bfs_%d AS %s), t.%s IS NULL AND s.bfs_%d IS NULL)",
+							 differs.len ? " OR " : "", col, eq, i + 1, type, col, i + 1);
+		else
+			appendStringInfo(&differs,
+							 "%sNOT COALESCE(t.%s::pg_catalog.text OPERATOR(pg_catalog.=) CAST(s.bfs_%d AS %s)::pg_catalog.text,"
+							 " t.%s IS NULL AND s.bfs_%d IS NULL)",
+							 differs.len ? " OR " : "", col, i + 1, type, col, i + 1);
+	}
+
+	/* the source, read once, into a temporary table, checking its keys on the way */
+	tmpname = psprintf("backfill_merge_source_%d", MyProcPid);
+	tmp = psprintf("pg_temp.%s", tmpname);	/* dropped at the end, or with the transaction */
+	Run(psprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS\n%s\nWITH NO DATA", tmp, source));
+	srcq = psprintf("(SELECT %s FROM %s)", renamed.data, tmp);
+	{
+		SourceScan ss;
+
+		plan = BackfillPrepare(source, 0, NULL, "source");
+		ReadSource(&ss, plan, RangeVarGetRelid(makeRangeVar("pg_temp", tmpname, -1), NoLock, false),
+				   src, iskey, relid, attnums);
+		srcrows = (int64) ss.rows;
+		n = (int64) ss.nullkeys;
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg_plural("%lld source row has a NULL in key (%s)",
+								   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
+					 errdetail("For example: %s.",
+							   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols.data, srcq, nullcond.data))),
+					 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
+		/* a repeated key hash, or keys whose equality is not their bytes: ask the key types */
+		n = (ss.suspects > 0 || !ss.hashable)
+			? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s s GROUP BY %s"
+								" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", tmp, keylist))
+			: 0;
+	}
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg_plural("%lld key value appears more than once in the source",
+							   "%lld key values appear more than once in the source", n, (long long) n),
+				 errdetail("Key (%s), for example: %s.", keylist,
+						   Samples(psprintf("SELECT %s FROM %s s GROUP BY %s HAVING pg_catalog.count(*)"
+											" OPERATOR(pg_catalog.>) 1", keylist, tmp, keylist))),
+				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
+	if (scope)
+	{
+		char	   *outside = psprintf("SELECT %s FROM %s s WHERE NOT COALESCE(((\n%s\n)), false)",
+									   keylist, tmp, scope);
+
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside));
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld source row lies outside the scope",
+								   "%lld source rows lie outside the scope", n, (long long) n),
+					 errdetail("Key (%s), for example: %s.", keylist, Samples(outside)),
+					 errhint("Filter the source on the backfill window, or widen the scope.")));
+	}
+
+	/* the target's key, within the scope, is unique and not NULL */
+	(void) BackfillAssertUnique(relid, keys, attnums, scope, false);
+	tscope = scope ? psprintf("((\n%s\n))", scope) : "true";
+	if (scope)
+	{
+		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
+									 scols.data, only, target, srcq, on.data, tscope);
+
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash));
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld source key matches a row of %s outside the scope",
+								   "%lld source keys match rows of %s outside the scope", n, (long long) n, target),
+					 errdetail("For example: %s.", Samples(clash)),
+					 errhint("Outside the scope nothing is updated: widen the scope to include those rows.")));
+	}
+
+	BackfillFingerprintRel(relid, scope, false, &before);
+
+	/*
+	 * The writes: with delete_missing first the rows in scope whose key the
+	 * source lacks, then one MERGE for changed and new rows.  Every inserted
+	 * row lands in the scope (the source was checked), so the scope's row
+	 * counts before and after give the inserts.
+	 */
+	if (delete_missing)
+		deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+							   only, target, tscope, srcq, on.data));
+	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
+						  "%s%s%s%s%s%s"
+						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
+						  only, target, srcq, on.data,
+						  set.len ? " WHEN MATCHED AND " : "", set.len ? tscope : "",
+						  set.len ? " AND (" : "", set.len ? differs.data : "",
+						  set.len ? ") THEN UPDATE SET " : "", set.len ? set.data : "",
+						  cols.data, scols.data));
+	Run(psprintf("DROP TABLE %s", tmp));
+
+	BackfillFingerprintRel(relid, scope, false, &after);
+	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);
+	updated = merged - inserted;
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"inserted\": " UINT64_FORMAT ", \"updated\": " UINT64_FORMAT
+					 ", \"deleted\": " UINT64_FORMAT ", \"unchanged\": " INT64_FORMAT ", \"key\": ",
+					 inserted, updated, deleted, srcrows - (int64) inserted - (int64) updated);
+	escape_json(&details, keylist);
+	appendStringInfoString(&details, ", \"scope\": ");
+	if (scope)
+		escape_json(&details, scope);
+	else
+		appendStringInfoString(&details, "null");
+	appendStringInfo(&details, ", \"delete_missing\": %s, \"source\": ", delete_missing ? "true" : "false");
+	escape_json(&details, source);
+	appendStringInfoChar(&details, '}');
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = "merge";
+	rec.target = target;
+	rec.rows_before = (int64) before.rows;
+	rec.rows_after = (int64) after.rows;
+	rec.fingerprint_before = BackfillFingerprintText(&before);
+	rec.fingerprint_after = BackfillFingerprintText(&after);
+	rec.details = details.data;
+	logid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+	SPI_finish();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int64GetDatum((int64) inserted);
+	values[1] = Int64GetDatum((int64) updated);
+	values[2] = Int64GetDatum((int64) deleted);
+	values[3] = Int64GetDatum(srcrows - (int64) inserted - (int64) updated);
+	values[4] = Int64GetDatum(logid);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
