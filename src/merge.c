@@ -7,8 +7,8 @@
  * 99.9% of rows merges rows that were different.  So before the first write
  * the key is proven on both sides, within the scope the merge may touch:
  *
- * - the source is read once, into a temporary table (the guards and the
- *   writes then see the same rows, however the source query behaves);
+ * - the source is read on one registered snapshot, for the guards and again
+ *   for the writes, so both see the same rows;
  * - no source row has a NULL key, no key appears twice in the source, no
  *   source row lies outside the scope, and no source key matches a target
  *   row outside the scope (it would be neither updated nor inserted);
@@ -51,6 +51,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -82,38 +83,45 @@ EqualityOperator(Oid type)
 	return result;
 }
 
-/* Run a statement we built and return the number of rows it processed. */
+/*
+ * Run a statement we built on the snapshot snap (its command ID kept up to
+ * date by SPI) and return the number of rows it processed.
+ */
 static uint64
-Run(const char *sql)
+Run(const char *sql, Snapshot snap, long tcount)
 {
-	int			rc = SPI_execute(sql, false, 0);
+	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+	int			rc;
 
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed (%s) for: %s", SPI_result_code_string(SPI_result), sql);
+	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, tcount);
 	if (rc < 0)
-		elog(ERROR, "SPI_execute failed (%s) for: %s", SPI_result_code_string(rc), sql);
+		elog(ERROR, "SPI_execute_snapshot failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	SPI_freeplan(plan);
 	return SPI_processed;
 }
 
 /* The first value of the first row of a query we built, as int8. */
 static int64
-RunCount(const char *sql)
+RunCount(const char *sql, Snapshot snap)
 {
 	bool		isnull;
 	Datum		d;
 
-	if (SPI_execute(sql, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run: %s", sql);
+	if (Run(sql, snap, 1) != 1)
+		elog(ERROR, "no row from: %s", sql);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
 /* Up to 5 sample rows of a query we built, as "(a, b), (c, d)". */
 static char *
-Samples(const char *sql)
+Samples(const char *sql, Snapshot snap)
 {
 	StringInfoData buf;
 
-	if (SPI_execute(sql, false, 5) != SPI_OK_SELECT)
-		elog(ERROR, "could not run: %s", sql);
+	Run(sql, snap, 5);
 	initStringInfo(&buf);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -147,14 +155,10 @@ typedef struct KeyEntry
 #define SH_DEFINE
 #include "lib/simplehash.h"
 
-/* Reading the source once: into the temporary table, counting what the guards need. */
+/* Reading the source for the guards: rows, NULL keys, repeated key hashes. */
 typedef struct SourceScan
 {
 	DestReceiver pub;
-	Relation	rel;			/* the temporary table */
-	TupleTableSlot *slot;
-	BulkInsertState bistate;
-	CommandId	cid;
 	int			nkeys;
 	int		   *keyidx;
 	BackfillRowHasher *keyhash;
@@ -189,12 +193,11 @@ EqualityIsIdentity(Oid type, Oid collation)
 	}
 }
 
-/* Store one source row and note its key. */
+/* Note one source row's key. */
 static bool
 SourceReceive(TupleTableSlot *slot, DestReceiver *self)
 {
 	SourceScan *ss = (SourceScan *) self;
-	int			natts = ss->slot->tts_tupleDescriptor->natts;
 
 	CHECK_FOR_INTERRUPTS();
 	slot_getallattrs(slot);
@@ -213,11 +216,6 @@ SourceReceive(TupleTableSlot *slot, DestReceiver *self)
 		if (found)
 			ss->suspects++;
 	}
-	ExecClearTuple(ss->slot);
-	memcpy(ss->slot->tts_values, slot->tts_values, sizeof(Datum) * natts);
-	memcpy(ss->slot->tts_isnull, slot->tts_isnull, sizeof(bool) * natts);
-	ExecStoreVirtualTuple(ss->slot);
-	table_tuple_insert(ss->rel, ss->slot, ss->cid, TABLE_INSERT_SKIP_FSM, ss->bistate);
 	return true;
 }
 
@@ -239,10 +237,10 @@ SourceDestroy(DestReceiver *self)
 {
 }
 
-/* Run the source once into the temporary table tmpoid. */
+/* Read the source once, on the snapshot snap. */
 static void
-ReadSource(SourceScan *ss, SPIPlanPtr plan, Oid tmpoid, TupleDesc src, bool *iskey,
-		   Oid target, List *attnums)
+ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *iskey,
+		   Oid target)
 {
 	int			k = 0;
 
@@ -252,10 +250,6 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Oid tmpoid, TupleDesc src, bool *isk
 	ss->pub.rShutdown = SourceShutdown;
 	ss->pub.rDestroy = SourceDestroy;
 	ss->pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
-	ss->rel = table_open(tmpoid, NoLock);
-	ss->slot = MakeSingleTupleTableSlot(RelationGetDescr(ss->rel), &TTSOpsVirtual);
-	ss->bistate = GetBulkInsertState();
-	ss->cid = GetCurrentCommandId(true);
 	ss->keyidx = palloc(sizeof(int) * Max(1, src->natts));
 	ss->hashable = true;
 	for (int i = 0; i < src->natts; i++)
@@ -271,21 +265,18 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Oid tmpoid, TupleDesc src, bool *isk
 			ss->hashable &= EqualityIsIdentity(type, coll);
 		}
 	ss->nkeys = k;
-	(void) attnums;
 	if (ss->hashable)
 	{
 		ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
 		ss->seen = keyset_create(CurrentMemoryContext, 1024, NULL);
 	}
 
-	BackfillRunToDest(plan, NULL, false, (DestReceiver *) ss);
-
-	FreeBulkInsertState(ss->bistate);
-	ExecDropSingleTupleTableSlot(ss->slot);
-	table_close(ss->rel, NoLock);
+	/* a read-only SPI call runs on the active snapshot: make it ours */
+	PushActiveSnapshot(snap);
+	BackfillRunToDest(plan, NULL, true, (DestReceiver *) ss);
+	PopActiveSnapshot();
 	if (ss->seen)
 		keyset_destroy(ss->seen);
-	CommandCounterIncrement();
 }
 
 PG_FUNCTION_INFO_V1(backfill_merge);
@@ -306,8 +297,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	const char *target;
 	const char *only;
 	char	   *keylist;
-	char	   *tmp;
-	char	   *tmpname;
+	Snapshot	snap;
 	SPIPlanPtr	plan;
 	TupleDesc	src;
 	bool	   *iskey;
@@ -318,7 +308,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	StringInfoData cols;		/* c, ... */
 	StringInfoData scols;		/* s.c, ... (source column i is s.bfs_i) */
 	StringInfoData renamed;		/* c AS bfs_1, ... */
-	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM tmp) */
+	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM (source) src) */
 	char	   *tscope;
 	AclMode		needed;
 	BackfillFingerprint before;
@@ -479,17 +469,18 @@ backfill_merge(PG_FUNCTION_ARGS)
 							 differs.len ? " OR " : "", col, i + 1, type, col, i + 1);
 	}
 
-	/* the source, read once, into a temporary table, checking its keys on the way */
-	tmpname = psprintf("backfill_merge_source_%d", MyProcPid);
-	tmp = psprintf("pg_temp.%s", tmpname);	/* dropped at the end, or with the transaction */
-	Run(psprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS\n%s\nWITH NO DATA", tmp, source));
-	srcq = psprintf("(SELECT %s FROM %s)", renamed.data, tmp);
+	/*
+	 * The guards and the writes read the source on one snapshot, so they see
+	 * the same rows; the target cannot change meanwhile (our lock).
+	 */
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", renamed.data, source);
 	{
 		SourceScan ss;
 
 		plan = BackfillPrepare(source, 0, NULL, "source");
-		ReadSource(&ss, plan, RangeVarGetRelid(makeRangeVar("pg_temp", tmpname, -1), NoLock, false),
-				   src, iskey, relid, attnums);
+		ReadSource(&ss, plan, snap, src, iskey, relid);
+		SPI_freeplan(plan);
 		srcrows = (int64) ss.rows;
 		n = (int64) ss.nullkeys;
 		if (n > 0)
@@ -498,12 +489,12 @@ backfill_merge(PG_FUNCTION_ARGS)
 					 errmsg_plural("%lld source row has a NULL in key (%s)",
 								   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
 					 errdetail("For example: %s.",
-							   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols.data, srcq, nullcond.data))),
+							   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols.data, srcq, nullcond.data), snap)),
 					 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
 		/* a repeated key hash, or keys whose equality is not their bytes: ask the key types */
 		n = (ss.suspects > 0 || !ss.hashable)
-			? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s s GROUP BY %s"
-								" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", tmp, keylist))
+			? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
+								" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
 			: 0;
 	}
 	if (n > 0)
@@ -512,53 +503,51 @@ backfill_merge(PG_FUNCTION_ARGS)
 				 errmsg_plural("%lld key value appears more than once in the source",
 							   "%lld key values appear more than once in the source", n, (long long) n),
 				 errdetail("Key (%s), for example: %s.", keylist,
-						   Samples(psprintf("SELECT %s FROM %s s GROUP BY %s HAVING pg_catalog.count(*)"
-											" OPERATOR(pg_catalog.>) 1", keylist, tmp, keylist))),
+						   Samples(psprintf("SELECT %s FROM (\n%s\n) AS s GROUP BY %s HAVING pg_catalog.count(*)"
+											" OPERATOR(pg_catalog.>) 1", keylist, source, keylist), snap)),
 				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
 	if (scope)
 	{
-		char	   *outside = psprintf("SELECT %s FROM %s s WHERE NOT COALESCE(((\n%s\n)), false)",
-									   keylist, tmp, scope);
+		char	   *outside = psprintf("SELECT %s FROM (\n%s\n) AS s WHERE NOT COALESCE(((\n%s\n)), false)",
+									   keylist, source, scope);
 
-		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside));
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap);
 		if (n > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source row lies outside the scope",
 								   "%lld source rows lie outside the scope", n, (long long) n),
-					 errdetail("Key (%s), for example: %s.", keylist, Samples(outside)),
+					 errdetail("Key (%s), for example: %s.", keylist, Samples(outside, snap)),
 					 errhint("Filter the source on the backfill window, or widen the scope.")));
 	}
 
 	/* the target's key, within the scope, is unique and not NULL */
-	(void) BackfillAssertUnique(relid, keys, attnums, scope, false);
+	(void) BackfillAssertUnique(relid, keys, attnums, scope, false, false);
 	tscope = scope ? psprintf("((\n%s\n))", scope) : "true";
 	if (scope)
 	{
 		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
 									 scols.data, only, target, srcq, on.data, tscope);
 
-		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash));
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap);
 		if (n > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source key matches a row of %s outside the scope",
 								   "%lld source keys match rows of %s outside the scope", n, (long long) n, target),
-					 errdetail("For example: %s.", Samples(clash)),
+					 errdetail("For example: %s.", Samples(clash, snap)),
 					 errhint("Outside the scope nothing is updated: widen the scope to include those rows.")));
 	}
 
 	BackfillFingerprintRel(relid, scope, false, &before);
 
 	/*
-	 * The writes: with delete_missing first the rows in scope whose key the
-	 * source lacks, then one MERGE for changed and new rows.  Every inserted
-	 * row lands in the scope (the source was checked), so the scope's row
-	 * counts before and after give the inserts.
+	 * The writes: one MERGE for changed and new rows, then with
+	 * delete_missing the rows in scope whose key the source lacks (no new
+	 * row is among them).  Every inserted row lands in the scope (the source
+	 * was checked), so the scope's row counts before and after give the
+	 * inserts.
 	 */
-	if (delete_missing)
-		deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-							   only, target, tscope, srcq, on.data));
 	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
 						  "%s%s%s%s%s%s"
 						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
@@ -566,8 +555,11 @@ backfill_merge(PG_FUNCTION_ARGS)
 						  set.len ? " WHEN MATCHED AND " : "", set.len ? tscope : "",
 						  set.len ? " AND (" : "", set.len ? differs.data : "",
 						  set.len ? ") THEN UPDATE SET " : "", set.len ? set.data : "",
-						  cols.data, scols.data));
-	Run(psprintf("DROP TABLE %s", tmp));
+						  cols.data, scols.data), snap, 0);
+	if (delete_missing)
+		deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+							   only, target, tscope, srcq, on.data), snap, 0);
+	UnregisterSnapshot(snap);
 
 	BackfillFingerprintRel(relid, scope, false, &after);
 	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);

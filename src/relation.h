@@ -30,6 +30,6 @@ extern Oid	BackfillRelOwner(Oid relid);
 /* validate.c */
 extern bool BackfillCheckKeyTypes(Oid relid, List *names, List *attnums);
 extern int64 BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope,
-								  bool read_only);
+								  bool read_only, bool count_rows);
 
 #endif							/* BACKFILL_RELATION_H */

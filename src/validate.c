@@ -176,11 +176,14 @@ KeyValuesText(int row, int ncols)
 /*
  * Prove the key columns names (attribute numbers attnums) of relid unique
  * and not NULL over the rows where scope holds (NULL: all rows); raise 23505
- * with counts and samples otherwise.  Returns the rows checked.  Must be
- * called inside SPI; reads with a fresh snapshot unless read_only.
+ * with counts and samples otherwise.  Returns the rows checked, or -1 when
+ * !count_rows and a unique index on NOT NULL columns proves it without a
+ * scan.  Must be called inside SPI; reads with a fresh snapshot unless
+ * read_only.
  */
 int64
-BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, bool read_only)
+BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, bool read_only,
+					 bool count_rows)
 {
 	const char *relname;
 	const char *qual;
@@ -207,6 +210,23 @@ BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, b
 	keylist = BackfillColumnListText(names);
 	nullcond = NullCondition(qual, names);
 	proven = KeyProvenByIndex(relid, attnums);
+	if (proven && !count_rows)
+	{
+		bool		notnull = true;
+
+		foreach(lc, attnums)
+		{
+			HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+											  Int16GetDatum((int16) lfirst_int(lc)));
+
+			if (!HeapTupleIsValid(tup))
+				elog(ERROR, "cache lookup failed for attribute %d of %u", lfirst_int(lc), relid);
+			notnull &= ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+			ReleaseSysCache(tup);
+		}
+		if (notnull)
+			return -1;
+	}
 
 	/* "r.a AS k1, r.b AS k2" and "FROM [ONLY] s.r WHERE ((scope))" */
 	initStringInfo(&cols);
@@ -327,7 +347,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rows = BackfillAssertUnique(relid, names, attnums, scope, true);
+	rows = BackfillAssertUnique(relid, names, attnums, scope, true, true);
 	SPI_finish();
 	PG_RETURN_INT64(rows);
 }
