@@ -54,4 +54,13 @@ INSERT INTO mg_lines SELECT g, 1, g FROM generate_series(1, 1000) g;
 INSERT INTO mg_lines VALUES (500, 2, 1);
 SELECT * FROM backfill_merge('mg_lines', $$SELECT 1::bigint AS order_id, 7::numeric AS amount$$, ARRAY['order_id']);
 SELECT count(*) AS still_1001 FROM mg_lines;
+-- Under REPEATABLE READ the snapshot predates the lock: only a unique index can stop a
+-- key committed in between, so without one the merge is refused.
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM backfill_merge('mg_lines', $$SELECT 2000::bigint AS order_id, 1 AS line$$, ARRAY['order_id']);
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT inserted, updated FROM backfill_merge('mg_revenue',
+	$$SELECT order_id, order_date, 0::numeric AS revenue FROM mg_orders WHERE order_id = 11$$, ARRAY['order_id']);
+ROLLBACK;
 DROP TABLE mg_orders, mg_revenue, mg_lines;

@@ -74,5 +74,9 @@ SELECT * FROM backfill_replace_partition('rp_revenue_20260315',
 SELECT * FROM backfill_replace_partition('rp_revenue_20260315',
 	$$SELECT 1::bigint AS order_id, $1 AS order_date UNION ALL SELECT 1, $1$$);
 SELECT * FROM backfill_undo((SELECT min(id) FROM backfill_log WHERE target = 'public.rp_revenue'));
+-- The caller's transaction must be READ COMMITTED (its readers may be anything).
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT * FROM backfill_replace_partition('rp_revenue_20260315', 'SELECT 1');
+ROLLBACK;
 SELECT count(*) AS staging_tables_left FROM pg_class WHERE relname LIKE 'backfill_stage%';
 DROP TABLE rp_revenue, rp_sales, rp_orders;

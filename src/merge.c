@@ -19,10 +19,11 @@
  * the end of the transaction: readers go on, other writers wait, so nothing
  * can slip a duplicate in between the proof and the writes.
  *
- * The writes are one statement per action, each counted: UPDATE of matched
- * rows whose values differ (NULL-safe; a row that is unchanged is not
- * rewritten and leaves no dead tuple), INSERT of new keys, and with
- * delete_missing DELETE of the rows in scope whose key the source lacks.
+ * The writes are one MERGE (matched rows updated only where a value differs,
+ * NULL-safe, so an unchanged row is not rewritten and leaves no dead tuple;
+ * new keys inserted), then with delete_missing one DELETE of the rows in
+ * scope whose key the source lacks.  The scope's row counts before and after
+ * give the inserts, the MERGE's count the rest.
  * Key and value comparisons use the types' own equality operators, named
  * with their schema; types without one are compared by their text.
  *
@@ -35,6 +36,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/catalog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
@@ -45,6 +47,7 @@
 #include "nodes/makefuncs.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
+#include "catalog/pg_type_d.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -85,16 +88,15 @@ EqualityOperator(Oid type)
 
 /*
  * Run a statement we built on the snapshot snap (its command ID kept up to
- * date by SPI) and return the number of rows it processed.
+ * date by SPI) and return the number of rows it processed.  Errors of
+ * analysis are errors of the scope: the rest of the SQL is ours.
  */
 static uint64
 Run(const char *sql, Snapshot snap, long tcount)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+	SPIPlanPtr	plan = BackfillPrepare(sql, 0, NULL, "scope");
 	int			rc;
 
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed (%s) for: %s", SPI_result_code_string(SPI_result), sql);
 	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, tcount);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed (%s) for: %s", SPI_result_code_string(rc), sql);
@@ -352,8 +354,12 @@ backfill_merge(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("target: relation with OID %u does not exist", relid)));
+	if (IsCatalogRelationOid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot merge into system catalog %s", BackfillQualifiedName(relid))));
 	needed = ACL_SELECT | ACL_INSERT | ACL_UPDATE | (delete_missing ? ACL_DELETE : 0);
-	if (pg_class_aclcheck(relid, GetUserId(), needed) != ACLCHECK_OK)
+	if (pg_class_aclmask(relid, GetUserId(), needed, ACLMASK_ALL) != needed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid)),
@@ -363,6 +369,20 @@ backfill_merge(PG_FUNCTION_ARGS)
 							   ShareRowExclusiveLock);
 	attnums = BackfillRelColumns(relid, keys, "key");
 	(void) BackfillCheckKeyTypes(relid, keys, attnums);
+
+	/*
+	 * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock:
+	 * a key another session committed in between would be invisible to the
+	 * guards, and only a unique index would stop a second copy of it.
+	 */
+	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(relid, attnums))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
+				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
+						   BackfillQualifiedName(relid)),
+				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
+						 BackfillColumnListText(keys))));
 	target = BackfillQualifiedName(relid);
 	only = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
 	keylist = BackfillColumnListText(keys);
@@ -441,7 +461,19 @@ backfill_merge(PG_FUNCTION_ARGS)
 							NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
 							target, format_type_be(ttype)),
 					 errhint("Cast the source column to %s.", format_type_be(ttype))));
-		type = format_type_extended(ttype, ttypmod, FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+		/*
+		 * Compared after a cast to the column's type, as the value will be
+		 * stored; but an explicit cast cuts strings and bit strings to their
+		 * length where storing them raises an error, so those are compared
+		 * whole.
+		 */
+		{
+			char		cat = TypeCategory(getBaseType(ttype));
+
+			type = format_type_extended(ttype,
+										(cat == TYPCATEGORY_STRING || cat == TYPCATEGORY_BITSTRING) ? -1 : ttypmod,
+										FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+		}
 
 		/*
 		 * The source's columns are renamed bfs_<n> where it meets the target,

@@ -29,6 +29,7 @@ extern Oid	BackfillRelOwner(Oid relid);
 
 /* validate.c */
 extern bool BackfillCheckKeyTypes(Oid relid, List *names, List *attnums);
+extern bool BackfillKeyProvenByIndex(Oid relid, List *attnums);
 extern int64 BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope,
 								  bool read_only, bool count_rows);
 

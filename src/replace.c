@@ -45,6 +45,22 @@
 #include "staging.h"
 #include "swap.h"
 
+/*
+ * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our locks: a
+ * row another session wrote into the partition in between would be invisible
+ * to the copy and lost by the swap.  Refuse.
+ */
+static void
+RefuseTransactionSnapshot(const char *func)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s must run in a READ COMMITTED transaction", func),
+				 errdetail("This transaction's snapshot may predate the locks it takes, and rows written in between would be lost by the swap."),
+				 errhint("Run it in READ COMMITTED; readers in any isolation level are safe.")));
+}
+
 /* A boolean argument that must not be NULL. */
 static bool
 BoolArg(FunctionCallInfo fcinfo, int argno, const char *argname)
@@ -228,6 +244,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_replace_partition()");
+	RefuseTransactionSnapshot("backfill_replace_partition");
 
 	LockPart(PG_GETARG_OID(0), "part", &bp);
 
@@ -347,6 +364,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 1, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 2, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_undo()");
+	RefuseTransactionSnapshot("backfill_undo");
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -49,8 +49,8 @@
  * without predicate or expressions, on exactly those columns, each with the
  * column's collation and an operator class whose equality is the type's.
  */
-static bool
-KeyProvenByIndex(Oid relid, List *attnums)
+bool
+BackfillKeyProvenByIndex(Oid relid, List *attnums)
 {
 	Relation	rel = table_open(relid, NoLock);
 	List	   *indexes = RelationGetIndexList(rel);
@@ -209,7 +209,7 @@ BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, b
 	qual = quote_identifier(get_rel_name(relid));
 	keylist = BackfillColumnListText(names);
 	nullcond = NullCondition(qual, names);
-	proven = KeyProvenByIndex(relid, attnums);
+	proven = BackfillKeyProvenByIndex(relid, attnums);
 	if (proven && !count_rows)
 	{
 		bool		notnull = true;
