@@ -53,6 +53,7 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -269,8 +270,17 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 	ss->nkeys = k;
 	if (ss->hashable)
 	{
+		/* sized for the planner's estimate of the source's rows: no rehashing as it fills */
+		CachedPlan *cp = SPI_plan_get_cached_plan(plan);
+		double		est = 1024;
+
+		if (cp != NULL)
+		{
+			est = Max(est, linitial_node(PlannedStmt, cp->stmt_list)->planTree->plan_rows);
+			ReleaseCachedPlan(cp, NULL);	/* an unsaved plan holds no resource owner */
+		}
 		ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
-		ss->seen = keyset_create(CurrentMemoryContext, 1024, NULL);
+		ss->seen = keyset_create(CurrentMemoryContext, (uint32) Min(est * 1.25, 1e8), NULL);
 	}
 
 	/* a read-only SPI call runs on the active snapshot: make it ours */
@@ -279,6 +289,46 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 	PopActiveSnapshot();
 	if (ss->seen)
 		keyset_destroy(ss->seen);
+}
+
+/*
+ * The source's key guards: no NULL key, no key twice (raise if so).  Reads
+ * the source once on snap; returns its rows.
+ */
+static int64
+CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snapshot snap,
+				const char *keylist, const char *scols, const char *srcq, const char *nullcond)
+{
+	SourceScan	ss;
+	SPIPlanPtr	plan = BackfillPrepare(source, 0, NULL, "source");
+	int64		n;
+
+	ReadSource(&ss, plan, snap, src, iskey, relid);
+	SPI_freeplan(plan);
+	n = (int64) ss.nullkeys;
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg_plural("%lld source row has a NULL in key (%s)",
+							   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
+				 errdetail("For example: %s.",
+						   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols, srcq, nullcond), snap)),
+				 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
+	/* a repeated key hash, or keys whose equality is not their bytes: ask the key types */
+	n = (ss.suspects > 0 || !ss.hashable)
+		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
+							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
+		: 0;
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg_plural("%lld key value appears more than once in the source",
+							   "%lld key values appear more than once in the source", n, (long long) n),
+				 errdetail("Key (%s), for example: %s.", keylist,
+						   Samples(psprintf("SELECT %s FROM (\n%s\n) AS s GROUP BY %s HAVING pg_catalog.count(*)"
+											" OPERATOR(pg_catalog.>) 1", keylist, source, keylist), snap)),
+				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
+	return (int64) ss.rows;
 }
 
 PG_FUNCTION_INFO_V1(backfill_merge);
@@ -321,6 +371,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	uint64		inserted;
 	uint64		updated;
 	uint64		merged;
+	char	   *mergesql;
 	uint64		deleted = 0;
 	int64		logid;
 	TupleDesc	tupdesc;
@@ -507,37 +558,13 @@ backfill_merge(PG_FUNCTION_ARGS)
 	 */
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", renamed.data, source);
-	{
-		SourceScan ss;
-
-		plan = BackfillPrepare(source, 0, NULL, "source");
-		ReadSource(&ss, plan, snap, src, iskey, relid);
-		SPI_freeplan(plan);
-		srcrows = (int64) ss.rows;
-		n = (int64) ss.nullkeys;
-		if (n > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg_plural("%lld source row has a NULL in key (%s)",
-								   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
-					 errdetail("For example: %s.",
-							   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols.data, srcq, nullcond.data), snap)),
-					 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
-		/* a repeated key hash, or keys whose equality is not their bytes: ask the key types */
-		n = (ss.suspects > 0 || !ss.hashable)
-			? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
-								" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
-			: 0;
-	}
-	if (n > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg_plural("%lld key value appears more than once in the source",
-							   "%lld key values appear more than once in the source", n, (long long) n),
-				 errdetail("Key (%s), for example: %s.", keylist,
-						   Samples(psprintf("SELECT %s FROM (\n%s\n) AS s GROUP BY %s HAVING pg_catalog.count(*)"
-											" OPERATOR(pg_catalog.>) 1", keylist, source, keylist), snap)),
-				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
+	/*
+	 * The source's keys, then the target's.  (A unique index on the target
+	 * would not do for the source: two source rows with one key that match
+	 * an unchanged row make MERGE skip both without a word.)
+	 */
+	srcrows = CheckSourceKeys(source, src, iskey, relid, snap, keylist, scols.data, srcq, nullcond.data);
+	(void) BackfillAssertUnique(relid, keys, attnums, scope, false, false);
 	if (scope)
 	{
 		char	   *outside = psprintf("SELECT %s FROM (\n%s\n) AS s WHERE NOT COALESCE(((\n%s\n)), false)",
@@ -553,8 +580,6 @@ backfill_merge(PG_FUNCTION_ARGS)
 					 errhint("Filter the source on the backfill window, or widen the scope.")));
 	}
 
-	/* the target's key, within the scope, is unique and not NULL */
-	(void) BackfillAssertUnique(relid, keys, attnums, scope, false, false);
 	tscope = scope ? psprintf("((\n%s\n))", scope) : "true";
 	if (scope)
 	{
@@ -580,14 +605,15 @@ backfill_merge(PG_FUNCTION_ARGS)
 	 * was checked), so the scope's row counts before and after give the
 	 * inserts.
 	 */
-	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
-						  "%s%s%s%s%s%s"
-						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
-						  only, target, srcq, on.data,
-						  set.len ? " WHEN MATCHED AND " : "", set.len ? tscope : "",
-						  set.len ? " AND (" : "", set.len ? differs.data : "",
-						  set.len ? ") THEN UPDATE SET " : "", set.len ? set.data : "",
-						  cols.data, scols.data), snap, 0);
+	mergesql = psprintf("MERGE INTO %s%s t USING %s s ON %s"
+						"%s%s%s%s%s%s"
+						" WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
+						only, target, srcq, on.data,
+						set.len ? " WHEN MATCHED AND " : "", set.len ? tscope : "",
+						set.len ? " AND (" : "", set.len ? differs.data : "",
+						set.len ? ") THEN UPDATE SET " : "", set.len ? set.data : "",
+						cols.data, scols.data);
+	merged = Run(mergesql, snap, 0);
 	if (delete_missing)
 		deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
 							   only, target, tscope, srcq, on.data), snap, 0);
