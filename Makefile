@@ -21,7 +21,8 @@ OBJS = \
 	src/swap.o \
 	src/staging.o \
 	src/replace.o \
-	src/merge.o
+	src/merge.o \
+	src/probe.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 

@@ -102,6 +102,34 @@ COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.t
 	'Merge the rows of source into target on key, within scope, after proving the key unique on both sides';
 
 --
+-- Probe: is a transform a repair?
+--
+
+CREATE TYPE @extschema@.backfill_probe AS (
+	idempotent boolean,
+	rows_before bigint,
+	rows_after_first bigint,
+	rows_after_second bigint,
+	fingerprint_before text,
+	fingerprint_first text,
+	fingerprint_second text,
+	rows_only_after_first bigint,
+	rows_only_after_second bigint,
+	sample jsonb,
+	verdict text
+);
+COMMENT ON TYPE @extschema@.backfill_probe IS
+	'Whether running a transform twice leaves the window as running it once, with counts, samples and a verdict';
+
+CREATE FUNCTION @extschema@.backfill_probe_idempotency(transform pg_catalog.text, target pg_catalog.regclass,
+	scope pg_catalog.text DEFAULT NULL, sample_rows pg_catalog.int4 DEFAULT 5)
+	RETURNS @extschema@.backfill_probe
+	AS 'MODULE_PATHNAME', 'backfill_probe_idempotency'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_probe_idempotency(pg_catalog.text, pg_catalog.regclass, pg_catalog.text, pg_catalog.int4) IS
+	'Run transform twice in a subtransaction, compare the scope of target after each run, and roll both back';
+
+--
 -- Record: every write of the write layers, committed with the data it describes.
 --
 

@@ -1,0 +1,321 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/probe.c
+ *		backfill_probe_idempotency: run a window's transform twice, compare, undo.
+ *
+ * A backfill is only a repair if running it twice leaves the table as
+ * running it once did.  The probe runs the transform twice inside a
+ * subtransaction, fingerprints the scope before, after the first run and
+ * after the second, and rolls everything back.  The fingerprints read with a
+ * fresh snapshot each time (a read-only SPI read would use the outer snapshot
+ * and miss the transform's own writes, calling "v = v + 1" idempotent).
+ *
+ * Only when the two states differ does it look closer: in a second
+ * subtransaction it runs the transform once, keeps the scope's rows as text,
+ * runs it again and counts the rows only in one state or the other (as
+ * multisets: a duplicated row counts), with samples; then rolls back again.
+ * With a scope, the rows outside it are fingerprinted before and after the
+ * first run too: a transform that writes outside its window is reported.
+ *
+ * What a rollback cannot undo stays done: sequence values the transform
+ * drew, and anything it did outside the database.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "fingerprint.h"
+#include "relation.h"
+#include "spi_util.h"
+
+typedef struct ProbeState
+{
+	Oid			relid;
+	const char *scope;
+	const char *transform;
+	BackfillFingerprint before;
+	BackfillFingerprint first;
+	BackfillFingerprint second;
+	BackfillFingerprint outside_before;
+	BackfillFingerprint outside_first;
+	int64		only_first;
+	int64		only_second;
+	char	   *sample;			/* jsonb text */
+} ProbeState;
+
+/* Run the transform; run is 1 or 2, for the error message. */
+static void
+RunTransform(const char *transform, int run)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		int			rc = SPI_execute(transform, false, 0);
+
+		if (rc < 0)
+			elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(rc));
+		CommandCounterIncrement();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		edata->message = psprintf("the %s run of the transform failed: %s",
+								  run == 1 ? "first" : "second", edata->message);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/* The rows of the scope as a multiset of text, kept in a temporary table. */
+static void
+KeepRows(ProbeState *ps, const char *table)
+{
+	BackfillExec(psprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS"
+						  " SELECT pg_catalog.to_jsonb(t)::pg_catalog.text AS r FROM %s t WHERE ((\n%s\n))",
+						  table, BackfillQualifiedName(ps->relid), ps->scope ? ps->scope : "true"));
+}
+
+/* Count and sample the rows of a that b lacks, as multisets. */
+static int64
+OnlyIn(const char *a, const char *b, int samples, StringInfo out, const char *label)
+{
+	char	   *except = psprintf("(SELECT r FROM %s EXCEPT ALL SELECT r FROM %s)", a, b);
+	int64		n;
+	bool		isnull;
+
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s d", except), false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not compare the two runs");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (SPI_execute(psprintf("SELECT COALESCE(pg_catalog.jsonb_agg(d.r::pg_catalog.jsonb), '[]')::pg_catalog.text"
+							 " FROM (SELECT r FROM %s d LIMIT %d) d", except, samples), false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not sample the two runs");
+	appendStringInfo(out, "%s\"%s\": %s", out->len > 1 ? ", " : "", label,
+					 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	return n;
+}
+
+/*
+ * Run fn inside a subtransaction that is always rolled back; errors go on
+ * after the rollback, with the caller's memory context and resource owner.
+ */
+static void
+InRolledBackSubtransaction(void (*fn) (ProbeState *, int), ProbeState *ps, int samples)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(ps, samples);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+}
+
+/* The fast pass: fingerprints before, after the first and after the second run. */
+static void
+Fingerprints(ProbeState *ps, int samples)
+{
+	char	   *outside = ps->scope ? psprintf("NOT COALESCE(((\n%s\n)), false)", ps->scope) : NULL;
+
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->before);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_before);
+	RunTransform(ps->transform, 1);
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->first);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_first);
+	RunTransform(ps->transform, 2);
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
+}
+
+/* The close look: which rows differ between the two runs. */
+static void
+Differences(ProbeState *ps, int samples)
+{
+	StringInfoData sample;
+
+	RunTransform(ps->transform, 1);
+	KeepRows(ps, "backfill_probe_first");
+	RunTransform(ps->transform, 2);
+	KeepRows(ps, "backfill_probe_second");
+	initStringInfo(&sample);
+	appendStringInfoChar(&sample, '{');
+	ps->only_first = OnlyIn("backfill_probe_first", "backfill_probe_second", samples, &sample,
+							"only_after_first");
+	ps->only_second = OnlyIn("backfill_probe_second", "backfill_probe_first", samples, &sample,
+							 "only_after_second");
+	appendStringInfoChar(&sample, '}');
+	ps->sample = MemoryContextStrdup(TopTransactionContext, sample.data);
+}
+
+/* Refuse transforms that would end the transaction the probe runs in. */
+static void
+CheckTransform(const char *transform)
+{
+	List	   *stmts;
+	ListCell   *lc;
+
+	stmts = raw_parser(transform, RAW_PARSE_DEFAULT);
+	if (stmts == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("transform must hold at least one statement")));
+	foreach(lc, stmts)
+	{
+		Node	   *stmt = lfirst_node(RawStmt, lc)->stmt;
+
+		if (IsA(stmt, TransactionStmt))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+					 errmsg("transform must not commit or roll back"),
+					 errdetail("The probe runs it twice inside a subtransaction and rolls both runs back."),
+					 errhint("Probe the statements of one window, without transaction control.")));
+	}
+}
+
+PG_FUNCTION_INFO_V1(backfill_probe_idempotency);
+
+/*
+ * backfill_probe_idempotency(transform text, target regclass, scope text,
+ *							  sample_rows integer) RETURNS backfill_probe
+ */
+Datum
+backfill_probe_idempotency(PG_FUNCTION_ARGS)
+{
+	ProbeState	ps;
+	int			samples;
+	bool		idempotent;
+	bool		outside_changed;
+	StringInfoData verdict;
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11] = {false};
+
+	memset(&ps, 0, sizeof(ps));
+	ps.transform = BackfillArgText(fcinfo, 0, "transform");
+	ps.relid = BackfillOpenRelArg(fcinfo, 1, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+								  AccessShareLock);
+	if (!PG_ARGISNULL(2))
+		ps.scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("sample_rows must not be NULL")));
+	samples = PG_GETARG_INT32(3);
+	if (samples < 0 || samples > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sample_rows must be between 0 and 1000, not %d", samples)));
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			CheckTransform(ps.transform);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR)
+				PG_RE_THROW();
+			FlushErrorState();
+			edata->message = psprintf("invalid transform: %s", edata->message);
+			edata->cursorpos = 0;
+			ReThrowError(edata);
+		}
+		PG_END_TRY();
+	}
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	InRolledBackSubtransaction(Fingerprints, &ps, samples);
+	outside_changed = ps.scope != NULL &&
+		(ps.outside_before.rows != ps.outside_first.rows ||
+		 ps.outside_before.sum1 != ps.outside_first.sum1 ||
+		 ps.outside_before.sum2 != ps.outside_first.sum2);
+	idempotent = ps.first.rows == ps.second.rows && ps.first.sum1 == ps.second.sum1 &&
+		ps.first.sum2 == ps.second.sum2;
+	if (!idempotent)
+		InRolledBackSubtransaction(Differences, &ps, samples);
+	SPI_finish();
+
+	initStringInfo(&verdict);
+	if (idempotent)
+		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
+						 " rows of the window unchanged", ps.first.rows);
+	else if (ps.only_first == 0 && ps.second.rows > ps.first.rows)
+	{
+		appendStringInfo(&verdict, "not idempotent: the second run added " UINT64_FORMAT " rows",
+						 ps.second.rows - ps.first.rows);
+		if (ps.first.rows > 0 && ps.second.rows % ps.first.rows == 0 && ps.before.rows == 0)
+			appendStringInfo(&verdict, " (each row of the window is now present " UINT64_FORMAT " times)",
+							 ps.second.rows / ps.first.rows);
+		appendStringInfoString(&verdict, "; additive measures grow with every run");
+	}
+	else if (ps.only_first == ps.only_second && ps.first.rows == ps.second.rows)
+		appendStringInfo(&verdict, "not idempotent: the second run changed " INT64_FORMAT " of the "
+						 UINT64_FORMAT " rows of the window again", ps.only_first, ps.second.rows);
+	else
+		appendStringInfo(&verdict, "not idempotent: after the second run " INT64_FORMAT
+						 " rows of the window differ from what the first run left"
+						 " (" INT64_FORMAT " rows gone, " INT64_FORMAT " rows new)",
+						 Max(ps.only_first, ps.only_second), ps.only_first, ps.only_second);
+	if (outside_changed)
+		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = BoolGetDatum(idempotent && !outside_changed);
+	values[1] = Int64GetDatum((int64) ps.before.rows);
+	values[2] = Int64GetDatum((int64) ps.first.rows);
+	values[3] = Int64GetDatum((int64) ps.second.rows);
+	values[4] = CStringGetTextDatum(BackfillFingerprintText(&ps.before));
+	values[5] = CStringGetTextDatum(BackfillFingerprintText(&ps.first));
+	values[6] = CStringGetTextDatum(BackfillFingerprintText(&ps.second));
+	values[7] = Int64GetDatum(ps.only_first);
+	values[8] = Int64GetDatum(ps.only_second);
+	if (ps.sample)
+		values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ps.sample));
+	else
+		nulls[9] = true;
+	values[10] = CStringGetTextDatum(verdict.data);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
