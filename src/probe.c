@@ -278,7 +278,11 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	initStringInfo(&verdict);
-	if (idempotent)
+	if (idempotent && outside_changed)
+		appendStringInfo(&verdict, "not a repair of the window: it changed rows outside the scope"
+						 " (a second run leaves the " UINT64_FORMAT " rows of the window unchanged)",
+						 ps.first.rows);
+	else if (idempotent)
 		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
 						 " rows of the window unchanged", ps.first.rows);
 	else if (ps.only_first == 0 && ps.second.rows > ps.first.rows)
@@ -298,7 +302,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 						 " rows of the window differ from what the first run left"
 						 " (" INT64_FORMAT " rows gone, " INT64_FORMAT " rows new)",
 						 Max(ps.only_first, ps.only_second), ps.only_first, ps.only_second);
-	if (outside_changed)
+	if (outside_changed && !idempotent)
 		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
