@@ -17,6 +17,9 @@
  * With a scope, the rows outside it are fingerprinted before and after the
  * first run too: a transform that writes outside its window is reported.
  *
+ * The target is followed by name: a transform that swaps it (a partition
+ * replaced) leaves a table of the same name with another OID.
+ *
  * What a rollback cannot undo stays done: sequence values the transform
  * drew, and anything it did outside the database.
  *
@@ -34,6 +37,7 @@
 #include "parser/parser.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -44,6 +48,8 @@
 typedef struct ProbeState
 {
 	Oid			relid;
+	char	   *relname;		/* the target is followed by name: a swap gives it a new OID */
+	Oid			relnsp;
 	const char *scope;
 	const char *transform;
 	BackfillFingerprint before;
@@ -58,8 +64,9 @@ typedef struct ProbeState
 
 /* Run the transform; run is 1 or 2, for the error message. */
 static void
-RunTransform(const char *transform, int run)
+RunTransform(ProbeState *ps, int run)
 {
+	const char *transform = ps->transform;
 	MemoryContext cxt = CurrentMemoryContext;
 
 	PG_TRY();
@@ -82,6 +89,14 @@ RunTransform(const char *transform, int run)
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
+
+	ps->relid = get_relname_relid(ps->relname, ps->relnsp);
+	if (!OidIsValid(ps->relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the %s run of the transform left no table named %s",
+						run == 1 ? "first" : "second",
+						quote_qualified_identifier(get_namespace_name(ps->relnsp), ps->relname))));
 }
 
 /* The rows of the scope as a multiset of text, kept in a temporary table. */
@@ -155,11 +170,11 @@ Fingerprints(ProbeState *ps, int samples)
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->before);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_before);
-	RunTransform(ps->transform, 1);
+	RunTransform(ps, 1);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->first);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_first);
-	RunTransform(ps->transform, 2);
+	RunTransform(ps, 2);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
 }
 
@@ -169,9 +184,9 @@ Differences(ProbeState *ps, int samples)
 {
 	StringInfoData sample;
 
-	RunTransform(ps->transform, 1);
+	RunTransform(ps, 1);
 	KeepRows(ps, "backfill_probe_first");
-	RunTransform(ps->transform, 2);
+	RunTransform(ps, 2);
 	KeepRows(ps, "backfill_probe_second");
 	initStringInfo(&sample);
 	appendStringInfoChar(&sample, '{');
@@ -230,6 +245,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	ps.transform = BackfillArgText(fcinfo, 0, "transform");
 	ps.relid = BackfillOpenRelArg(fcinfo, 1, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
 								  AccessShareLock);
+	ps.relname = get_rel_name(ps.relid);
+	ps.relnsp = get_rel_namespace(ps.relid);
 	if (!PG_ARGISNULL(2))
 		ps.scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
 	if (PG_ARGISNULL(3))
@@ -267,6 +284,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	InRolledBackSubtransaction(Fingerprints, &ps, samples);
+	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
 	outside_changed = ps.scope != NULL &&
 		(ps.outside_before.rows != ps.outside_first.rows ||
 		 ps.outside_before.sum1 != ps.outside_first.sum1 ||
@@ -274,7 +292,10 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	idempotent = ps.first.rows == ps.second.rows && ps.first.sum1 == ps.second.sum1 &&
 		ps.first.sum2 == ps.second.sum2;
 	if (!idempotent)
+	{
 		InRolledBackSubtransaction(Differences, &ps, samples);
+		ps.relid = PG_GETARG_OID(1);
+	}
 	SPI_finish();
 
 	initStringInfo(&verdict);
