@@ -21,7 +21,9 @@
  * replaced) leaves a table of the same name with another OID.
  *
  * What a rollback cannot undo stays done: sequence values the transform
- * drew, and anything it did outside the database.
+ * drew, and anything it did outside the database.  Both runs share the
+ * caller's transaction, so now() is the same in both: a transform whose
+ * result depends on the transaction's start time looks idempotent here.
  *
  *-------------------------------------------------------------------------
  */
@@ -182,18 +184,20 @@ Fingerprints(ProbeState *ps, int samples)
 static void
 Differences(ProbeState *ps, int samples)
 {
+	static int	calls = 0;
 	StringInfoData sample;
+	/* names no table of the session has: the tables go with the subtransaction */
+	char	   *first = psprintf("pg_temp.backfill_probe_%d_%d_first", MyProcPid, ++calls);
+	char	   *second = psprintf("pg_temp.backfill_probe_%d_%d_second", MyProcPid, calls);
 
 	RunTransform(ps, 1);
-	KeepRows(ps, "backfill_probe_first");
+	KeepRows(ps, first);
 	RunTransform(ps, 2);
-	KeepRows(ps, "backfill_probe_second");
+	KeepRows(ps, second);
 	initStringInfo(&sample);
 	appendStringInfoChar(&sample, '{');
-	ps->only_first = OnlyIn("backfill_probe_first", "backfill_probe_second", samples, &sample,
-							"only_after_first");
-	ps->only_second = OnlyIn("backfill_probe_second", "backfill_probe_first", samples, &sample,
-							 "only_after_second");
+	ps->only_first = OnlyIn(first, second, samples, &sample, "only_after_first");
+	ps->only_second = OnlyIn(second, first, samples, &sample, "only_after_second");
 	appendStringInfoChar(&sample, '}');
 	ps->sample = MemoryContextStrdup(TopTransactionContext, sample.data);
 }
