@@ -61,6 +61,7 @@ typedef struct ProbeState
 	BackfillFingerprint outside_first;
 	int64		only_first;
 	int64		only_second;
+	int64		copies;			/* rows only after the second run that copy a row of the first */
 	char	   *sample;			/* jsonb text */
 } ProbeState;
 
@@ -198,6 +199,14 @@ Differences(ProbeState *ps, int samples)
 	appendStringInfoChar(&sample, '{');
 	ps->only_first = OnlyIn(first, second, samples, &sample, "only_after_first");
 	ps->only_second = OnlyIn(second, first, samples, &sample, "only_after_second");
+	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM (SELECT r FROM %s EXCEPT ALL SELECT r FROM %s) d"
+							 " WHERE d.r IN (SELECT r FROM %s)", second, first, first), false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not compare the two runs");
+	{
+		bool		isnull;
+
+		ps->copies = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
 	appendStringInfoChar(&sample, '}');
 	ps->sample = MemoryContextStrdup(TopTransactionContext, sample.data);
 }
@@ -240,6 +249,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	int			samples;
 	bool		idempotent;
 	bool		outside_changed;
+	bool		draws_sequence;
 	StringInfoData verdict;
 	TupleDesc	tupdesc;
 	Datum		values[11];
@@ -287,6 +297,18 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/*
+	 * What the rollback cannot undo, said in the verdict when it may apply:
+	 * the transform calls nextval, or the target has a column that does.
+	 */
+	draws_sequence = strcasestr(ps.transform, "nextval") != NULL ||
+		BackfillQueryText("SELECT 1 FROM pg_catalog.pg_attribute a"
+						  " LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid"
+						  "  AND d.adnum OPERATOR(pg_catalog.=) a.attnum"
+						  " WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0"
+						  "   AND NOT a.attisdropped AND (a.attidentity OPERATOR(pg_catalog.<>) ''"
+						  "    OR pg_catalog.pg_get_expr(d.adbin, d.adrelid) OPERATOR(pg_catalog.~~) '%nextval(%')"
+						  " LIMIT 1", ps.relid) != NULL;
 	InRolledBackSubtransaction(Fingerprints, &ps, samples);
 	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
 	outside_changed = ps.scope != NULL &&
@@ -314,9 +336,10 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	{
 		appendStringInfo(&verdict, "not idempotent: the second run added " UINT64_FORMAT " rows",
 						 ps.second.rows - ps.first.rows);
-		if (ps.first.rows > 0 && ps.second.rows % ps.first.rows == 0 && ps.before.rows == 0)
-			appendStringInfo(&verdict, " (each row of the window is now present " UINT64_FORMAT " times)",
-							 ps.second.rows / ps.first.rows);
+		if (ps.before.rows == 0 && ps.second.rows == 2 * ps.first.rows && ps.copies == ps.only_second)
+			appendStringInfoString(&verdict, " (each row of the window is now present 2 times)");
+		else if (ps.copies == ps.only_second)
+			appendStringInfoString(&verdict, " (copies of rows the first run wrote)");
 		appendStringInfoString(&verdict, "; additive measures grow with every run");
 	}
 	else if (ps.only_first == ps.only_second && ps.first.rows == ps.second.rows)
@@ -329,6 +352,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 						 Max(ps.only_first, ps.only_second), ps.only_first, ps.only_second);
 	if (outside_changed && !idempotent)
 		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
+	if (draws_sequence)
+		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

@@ -58,7 +58,7 @@ CREATE TEMP TABLE p1b AS SELECT * FROM backfill_probe_idempotency(
 	$$INSERT INTO ap SELECT * FROM pc_src WHERE day = '2026-03-14'$$, 'ap', $$day = '2026-03-14'$$);
 SELECT is((SELECT row(idempotent, rows_before, rows_after_first, rows_after_second, rows_only_after_first, rows_only_after_second)::text FROM p1b),
           '(f,100,200,300,0,100)', 'append to a full window: 100 before, 200, 300; 100 rows only after the second run');
-SELECT is((SELECT verdict FROM p1b), 'not idempotent: the second run added 100 rows; additive measures grow with every run',
+SELECT is((SELECT verdict FROM p1b), 'not idempotent: the second run added 100 rows (copies of rows the first run wrote); additive measures grow with every run',
           'append to a full window: the verdict does not claim rows are duplicated n times');
 
 -- ============================================================ DELETE + INSERT of the window
