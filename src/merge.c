@@ -140,37 +140,59 @@ Samples(const char *sql, Snapshot snap)
 	return buf.data;
 }
 
-/* A set of 64-bit key hashes. */
-typedef struct KeyEntry
-{
-	uint64		key;
-	char		status;
-} KeyEntry;
+/*
+ * Reading the source for the guards: rows, NULL keys, and one 64-bit word
+ * per key, sorted afterwards so that repeated words sit side by side.  A
+ * single pass-by-value key is its own word (a repeat is a duplicate); other
+ * keys are hashed (a repeat is only a suspect, which the key types decide).
+ */
+#define MAX_KEY_WORDS	(100 * 1000 * 1000)
 
-#define SH_PREFIX		keyset
-#define SH_ELEMENT_TYPE KeyEntry
-#define SH_KEY_TYPE		uint64
-#define SH_KEY			key
-#define SH_HASH_KEY(tb, k)	((uint32) (k))
-#define SH_EQUAL(tb, a, b)	((a) == (b))
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
-
-/* Reading the source for the guards: rows, NULL keys, repeated key hashes. */
 typedef struct SourceScan
 {
 	DestReceiver pub;
 	int			nkeys;
 	int		   *keyidx;
 	BackfillRowHasher *keyhash;
-	keyset_hash *seen;
-	bool		hashable;		/* key equality is byte equality: hashes find duplicates */
+	bool		hashable;		/* key equality is byte equality: words find duplicates */
+	bool		exact;			/* the word is the key itself */
+	uint64	   *words;
+	uint64		nwords;
+	uint64		maxwords;
 	uint64		rows;
 	uint64		nullkeys;
-	uint64		suspects;		/* key hashes seen twice */
+	uint64		suspects;		/* words seen more than once */
 } SourceScan;
+
+/* Sort n 64-bit words, least significant 16 bits first (four counting passes). */
+static void
+RadixSort(uint64 *a, uint64 n)
+{
+	uint64	   *tmp = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	uint64	   *count = palloc(sizeof(uint64) * 65536);
+
+	for (int shift = 0; shift < 64; shift += 16)
+	{
+		uint64		sum = 0;
+
+		memset(count, 0, sizeof(uint64) * 65536);
+		for (uint64 i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xFFFF]++;
+		for (int d = 0; d < 65536; d++)
+		{
+			uint64		c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (uint64 i = 0; i < n; i++)
+			tmp[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+		memcpy(a, tmp, sizeof(uint64) * n);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(tmp);
+	pfree(count);
+}
 
 /* Is equality of type (under collation) the equality of its bytes? */
 static bool
@@ -213,11 +235,20 @@ SourceReceive(TupleTableSlot *slot, DestReceiver *self)
 		}
 	if (ss->hashable)
 	{
-		bool		found;
-
-		(void) keyset_insert(ss->seen, BackfillHashRow(ss->keyhash, slot), &found);
-		if (found)
-			ss->suspects++;
+		if (ss->nwords == ss->maxwords)
+		{
+			if (ss->maxwords >= MAX_KEY_WORDS)
+			{
+				/* too many to keep: the key types will decide, with a query */
+				ss->hashable = false;
+				return true;
+			}
+			ss->maxwords = Min(ss->maxwords * 2, MAX_KEY_WORDS);
+			ss->words = repalloc_huge(ss->words, sizeof(uint64) * ss->maxwords);
+		}
+		ss->words[ss->nwords++] = ss->exact
+			? (uint64) slot->tts_values[ss->keyidx[0]]
+			: BackfillHashRow(ss->keyhash, slot);
 	}
 	return true;
 }
@@ -270,7 +301,7 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 	ss->nkeys = k;
 	if (ss->hashable)
 	{
-		/* sized for the planner's estimate of the source's rows: no rehashing as it fills */
+		/* sized for the planner's estimate of the source's rows */
 		CachedPlan *cp = SPI_plan_get_cached_plan(plan);
 		double		est = 1024;
 
@@ -279,16 +310,27 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 			est = Max(est, linitial_node(PlannedStmt, cp->stmt_list)->planTree->plan_rows);
 			ReleaseCachedPlan(cp, NULL);	/* an unsaved plan holds no resource owner */
 		}
-		ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
-		ss->seen = keyset_create(CurrentMemoryContext, (uint32) Min(est * 1.25, 1e8), NULL);
+		ss->exact = ss->nkeys == 1 && TupleDescAttr(src, ss->keyidx[0])->attbyval;
+		if (!ss->exact)
+			ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
+		ss->maxwords = (uint64) Min(Max(est * 1.1, 1024), MAX_KEY_WORDS);
+		ss->words = palloc_extended(sizeof(uint64) * ss->maxwords, MCXT_ALLOC_HUGE);
 	}
 
 	/* a read-only SPI call runs on the active snapshot: make it ours */
 	PushActiveSnapshot(snap);
 	BackfillRunToDest(plan, NULL, true, (DestReceiver *) ss);
 	PopActiveSnapshot();
-	if (ss->seen)
-		keyset_destroy(ss->seen);
+
+	if (ss->hashable)
+	{
+		RadixSort(ss->words, ss->nwords);
+		for (uint64 i = 1; i < ss->nwords; i++)
+			if (ss->words[i] == ss->words[i - 1])
+				ss->suspects++;
+	}
+	if (ss->words)
+		pfree(ss->words);
 }
 
 /*
@@ -314,7 +356,7 @@ CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snaps
 				 errdetail("For example: %s.",
 						   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols, srcq, nullcond), snap)),
 				 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
-	/* a repeated key hash, or keys whose equality is not their bytes: ask the key types */
+	/* a repeated key word, or keys whose equality is not their bytes: ask the key types */
 	n = (ss.suspects > 0 || !ss.hashable)
 		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
 							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
