@@ -317,11 +317,8 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 	foreach(lc, keys)
 	{
 		const char *key = (const char *) lfirst(lc);
-		int			found = -1;
+		int			found = BackfillFindColumn(desc, key);
 
-		for (int c = 0; c < desc->natts; c++)
-			if (strcmp(NameStr(TupleDescAttr(desc, c)->attname), key) == 0)
-				found = c;
 		if (found < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -345,11 +342,8 @@ MatchColumns(DiffSide *a, DiffSide *b)
 	for (int c = 0; c < ad->natts; c++)
 	{
 		Form_pg_attribute aa = TupleDescAttr(ad, c);
-		int			found = -1;
+		int			found = BackfillFindColumn(bd, NameStr(aa->attname));
 
-		for (int d = 0; d < bd->natts; d++)
-			if (strcmp(NameStr(aa->attname), NameStr(TupleDescAttr(bd, d)->attname)) == 0)
-				found = d;
 		if (found < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),

@@ -495,11 +495,8 @@ backfill_merge(PG_FUNCTION_ARGS)
 		foreach(lc, keys)
 		{
 			const char *k = (const char *) lfirst(lc);
-			int			found = -1;
+			int			found = BackfillFindColumn(src, k);
 
-			for (int i = 0; i < src->natts; i++)
-				if (strcmp(NameStr(TupleDescAttr(src, i)->attname), k) == 0)
-					found = i;
 			if (found < 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_UNDEFINED_COLUMN),

@@ -148,15 +148,7 @@ InRolledBackSubtransaction(void (*fn) (ProbeState *, int), ProbeState *ps, int s
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		ReThrowError(edata);
+		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
 	}
 	PG_END_TRY();
 	RollbackAndReleaseCurrentSubTransaction();

@@ -205,6 +205,26 @@ SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, const char *extra_key, con
 	return buf.data;
 }
 
+/* Write the backfill_log record of a swap and return its id. */
+static int64
+LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, BackfillSwapResult *sr,
+		BackfillFingerprint *before, BackfillFingerprint *after, const char *extra_key,
+		const char *extra)
+{
+	BackfillLogRecord rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = operation;
+	rec.target = bp->qualparent;
+	rec.partition = bp->qualname;
+	rec.rows_before = (int64) before->rows;
+	rec.rows_after = (int64) after->rows;
+	rec.fingerprint_before = BackfillFingerprintText(before);
+	rec.fingerprint_after = BackfillFingerprintText(after);
+	rec.details = SwapDetails(bp, sr, extra_key, extra);
+	return BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+}
+
 PG_FUNCTION_INFO_V1(backfill_replace_partition);
 
 /*
@@ -224,7 +244,6 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	BackfillSwapResult sr;
-	BackfillLogRecord rec;
 	Oid			staging;
 	Oid			argtypes[2];
 	int			nargs;
@@ -313,16 +332,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 
 	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.operation = "replace";
-	rec.target = bp.qualparent;
-	rec.partition = bp.qualname;
-	rec.rows_before = (int64) before.rows;
-	rec.rows_after = (int64) after.rows;
-	rec.fingerprint_before = BackfillFingerprintText(&before);
-	rec.fingerprint_after = BackfillFingerprintText(&after);
-	rec.details = SwapDetails(&bp, &sr, "source", source);
-	logid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+	logid = LogSwap(fcinfo, "replace", &bp, &sr, &before, &after, "source", source);
 
 	SPI_finish();
 	result = SwapResultDatum(fcinfo, &sr, &before, &after, logid);
@@ -350,7 +360,6 @@ backfill_undo(PG_FUNCTION_ARGS)
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	BackfillSwapResult sr;
-	BackfillLogRecord rec;
 	int			nest;
 	int			rc;
 	int64		newlogid;
@@ -440,16 +449,8 @@ backfill_undo(PG_FUNCTION_ARGS)
 
 	BackfillSwapIn(&bp, archive, true, lock_timeout_ms, max_attempts, &sr);
 
-	memset(&rec, 0, sizeof(rec));
-	rec.operation = "undo";
-	rec.target = bp.qualparent;
-	rec.partition = bp.qualname;
-	rec.rows_before = (int64) before.rows;
-	rec.rows_after = (int64) after.rows;
-	rec.fingerprint_before = BackfillFingerprintText(&before);
-	rec.fingerprint_after = BackfillFingerprintText(&after);
-	rec.details = SwapDetails(&bp, &sr, "undoes", psprintf(INT64_FORMAT, logid));
-	newlogid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+	newlogid = LogSwap(fcinfo, "undo", &bp, &sr, &before, &after, "undoes",
+					   psprintf(INT64_FORMAT, logid));
 
 	SPI_finish();
 	result = SwapResultDatum(fcinfo, &sr, &before, &after, newlogid);

@@ -36,6 +36,8 @@
 #include "utils/memutils.h"
 #include "utils/guc.h"
 #include "utils/plancache.h"
+#include "utils/resowner.h"
+#include "access/xact.h"
 
 #include "spi_util.h"
 
@@ -482,4 +484,35 @@ BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3)
 		if (stmt != NULL)
 			BackfillExec(stmt);
 	}
+}
+
+/* The 0-based position of the column called name in desc, or -1. */
+int
+BackfillFindColumn(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * In a PG_CATCH after BeginInternalSubTransaction: take the error, roll the
+ * subtransaction back and come back to the caller's memory context and
+ * resource owner, as PL/pgSQL does.  Returns the error, for the caller to
+ * rethrow or to act on.
+ */
+ErrorData *
+BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
 }

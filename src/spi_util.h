@@ -14,6 +14,7 @@
 #include "nodes/parsenodes.h"
 #include "tcop/dest.h"
 #include "utils/array.h"
+#include "utils/resowner.h"
 
 extern char *BackfillCheckQuery(const char *query, const char *argname);
 extern char *BackfillCheckExpr(const char *expr, const char *argname);
@@ -32,6 +33,8 @@ extern void BackfillUnpinSearchPath(int nest);
 extern void BackfillExec(const char *sql);
 extern void BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3);
 extern char *BackfillQueryText(const char *sql, Oid arg);
+extern int	BackfillFindColumn(TupleDesc desc, const char *name);
+extern ErrorData *BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
 								   const char *argname);
 

@@ -335,14 +335,10 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 	for (int i = 0; i < src->natts; i++)
 	{
 		Form_pg_attribute sa = TupleDescAttr(src, i);
-		AttrNumber	attnum = InvalidAttrNumber;
+		AttrNumber	attnum = BackfillFindColumn(dst, NameStr(sa->attname)) + 1;
 		Form_pg_attribute da;
 		Oid			srctype = sa->atttypid;
 
-		for (int j = 0; j < dst->natts; j++)
-			if (!TupleDescAttr(dst, j)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(dst, j)->attname), NameStr(sa->attname)) == 0)
-				attnum = j + 1;
 		if (attnum == InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),

@@ -514,14 +514,7 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 		}
 		PG_CATCH();
 		{
-			ErrorData  *edata;
-
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
+			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
 
 			/* a lock timeout, or chosen as a deadlock victim: our locks are gone, retry */
 			if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
