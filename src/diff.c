@@ -267,24 +267,6 @@ DiffReceive(TupleTableSlot *slot, DestReceiver *self)
 	pg_unreachable();
 }
 
-/* Nothing to set up per execution: the sides were prepared before. */
-static void
-DiffStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-/* Nothing to flush. */
-static void
-DiffShutdown(DestReceiver *self)
-{
-}
-
-/* Nothing to free. */
-static void
-DiffDestroy(DestReceiver *self)
-{
-}
-
 /* Prepare one side's query and find its key columns. */
 static void
 PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
@@ -383,11 +365,7 @@ RunPass(DiffState *st, DiffPass pass)
 	DiffReceiver r;
 
 	memset(&r, 0, sizeof(r));
-	r.pub.receiveSlot = DiffReceive;
-	r.pub.rStartup = DiffStartup;
-	r.pub.rShutdown = DiffShutdown;
-	r.pub.rDestroy = DiffDestroy;
-	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	BackfillInitReceiver(&r.pub, DiffReceive, NULL);
 	r.st = st;
 	r.pass = pass;
 	BackfillRunToDest(pass == PASS_PROBE ? st->b.plan : st->a.plan, NULL, true,
@@ -454,12 +432,7 @@ backfill_diff(PG_FUNCTION_ARGS)
 	DiffState	st;
 	MemoryContext callcxt = CurrentMemoryContext;
 
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("key must not be NULL"),
-				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
-	keys = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(2), "key");
+	keys = BackfillKeyArg(fcinfo, 2);
 
 	InitMaterializedSRF(fcinfo, 0);
 

@@ -73,18 +73,6 @@ FingerprintReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* Nothing to flush. */
-static void
-FingerprintShutdown(DestReceiver *self)
-{
-}
-
-/* Nothing to free: everything lives in the caller's context. */
-static void
-FingerprintDestroy(DestReceiver *self)
-{
-}
-
 /*
  * Fingerprint the rows of relid for which scope (a boolean expression over
  * its columns, or NULL for all rows) is true.  Must be called inside SPI.
@@ -107,11 +95,7 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 
 	memset(fp, 0, sizeof(*fp));
 	memset(&r, 0, sizeof(r));
-	r.pub.receiveSlot = FingerprintReceive;
-	r.pub.rStartup = FingerprintStartup;
-	r.pub.rShutdown = FingerprintShutdown;
-	r.pub.rDestroy = FingerprintDestroy;
-	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	BackfillInitReceiver(&r.pub, FingerprintReceive, FingerprintStartup);
 	r.cxt = CurrentMemoryContext;
 	r.fp = fp;
 

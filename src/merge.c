@@ -253,24 +253,6 @@ SourceReceive(TupleTableSlot *slot, DestReceiver *self)
 	return true;
 }
 
-/* Nothing to set up. */
-static void
-SourceStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-/* Nothing to flush. */
-static void
-SourceShutdown(DestReceiver *self)
-{
-}
-
-/* Nothing to free. */
-static void
-SourceDestroy(DestReceiver *self)
-{
-}
-
 /* Read the source once, on the snapshot snap. */
 static void
 ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *iskey,
@@ -279,11 +261,7 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 	int			k = 0;
 
 	memset(ss, 0, sizeof(*ss));
-	ss->pub.receiveSlot = SourceReceive;
-	ss->pub.rStartup = SourceStartup;
-	ss->pub.rShutdown = SourceShutdown;
-	ss->pub.rDestroy = SourceDestroy;
-	ss->pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	BackfillInitReceiver(&ss->pub, SourceReceive, NULL);
 	ss->keyidx = palloc(sizeof(int) * Max(1, src->natts));
 	ss->hashable = true;
 	for (int i = 0; i < src->natts; i++)
@@ -427,12 +405,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 				 errmsg("target must not be NULL")));
 	relid = PG_GETARG_OID(0);
 	source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("key must not be NULL"),
-				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
-	keys = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(2), "key");
+	keys = BackfillKeyArg(fcinfo, 2);
 	if (!PG_ARGISNULL(3))
 		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
 	if (PG_ARGISNULL(4))

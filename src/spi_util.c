@@ -516,3 +516,42 @@ BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner)
 	CurrentResourceOwner = owner;
 	return edata;
 }
+
+/* What a receiver of ours does not need to do. */
+static void
+NoStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+NoShutdown(DestReceiver *self)
+{
+}
+
+/*
+ * Set up a DestReceiver of ours for BackfillRunToDest: receive is called for
+ * each row, startup (or nothing) with the row type before the first.
+ */
+void
+BackfillInitReceiver(DestReceiver *self,
+					 bool (*receive) (TupleTableSlot *slot, DestReceiver *self),
+					 void (*startup) (DestReceiver *self, int operation, TupleDesc typeinfo))
+{
+	self->receiveSlot = receive;
+	self->rStartup = startup ? startup : NoStartup;
+	self->rShutdown = NoShutdown;
+	self->rDestroy = NoShutdown;
+	self->mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+}
+
+/* The key argument argno: not NULL, at least one column, none twice. */
+List *
+BackfillKeyArg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("key must not be NULL"),
+				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
+	return BackfillColumnList(PG_GETARG_ARRAYTYPE_P(argno), "key");
+}

@@ -33,6 +33,10 @@ extern void BackfillUnpinSearchPath(int nest);
 extern void BackfillExec(const char *sql);
 extern void BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3);
 extern char *BackfillQueryText(const char *sql, Oid arg);
+extern void BackfillInitReceiver(DestReceiver *self,
+								 bool (*receive) (TupleTableSlot *slot, DestReceiver *self),
+								 void (*startup) (DestReceiver *self, int operation, TupleDesc typeinfo));
+extern List *BackfillKeyArg(FunctionCallInfo fcinfo, int argno);
 extern int	BackfillFindColumn(TupleDesc desc, const char *name);
 extern ErrorData *BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,

@@ -503,24 +503,6 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	return true;
 }
 
-/* Nothing to set up per execution. */
-static void
-FillStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-}
-
-/* Nothing to flush. */
-static void
-FillShutdown(DestReceiver *self)
-{
-}
-
-/* Nothing to free. */
-static void
-FillDestroy(DestReceiver *self)
-{
-}
-
 /*
  * Fill staging from the prepared plan and fingerprint what was written.
  * Rows outside the partition's bound are an error naming the partition,
@@ -535,11 +517,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 
 	memset(&r, 0, sizeof(r));
 	memset(fp, 0, sizeof(*fp));
-	r.pub.receiveSlot = FillReceive;
-	r.pub.rStartup = FillStartup;
-	r.pub.rShutdown = FillShutdown;
-	r.pub.rDestroy = FillDestroy;
-	r.pub.mydest = DestTuplestore;	/* any tag but DestNone, which SPI discards */
+	BackfillInitReceiver(&r.pub, FillReceive, NULL);
 	r.bp = bp;
 	r.cxt = CurrentMemoryContext;
 	r.fp = fp;

@@ -335,12 +335,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	int64		rows;
 
 	relid = BackfillOpenRelArg(fcinfo, 0, "rel", BACKFILL_REL_READABLE, AccessShareLock);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("key must not be NULL"),
-				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
-	names = BackfillColumnList(PG_GETARG_ARRAYTYPE_P(1), "key");
+	names = BackfillKeyArg(fcinfo, 1);
 	attnums = BackfillRelColumns(relid, names, "key");
 	if (!PG_ARGISNULL(2))
 		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
