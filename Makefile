@@ -22,7 +22,10 @@ OBJS = \
 	src/staging.o \
 	src/replace.o \
 	src/merge.o \
-	src/probe.o
+	src/probe.o \
+	src/plan.o \
+	src/runstate.o \
+	src/run.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 

@@ -174,3 +174,143 @@ REVOKE ALL ON @extschema@.backfill_log FROM PUBLIC;
 GRANT SELECT ON @extschema@.backfill_log TO PUBLIC;
 REVOKE ALL ON SEQUENCE @extschema@.backfill_log_id_seq FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.backfill_log_guard() FROM PUBLIC;
+
+--
+-- Runs: a range backfilled task by task, one committed transaction per task.
+--
+
+CREATE TABLE @extschema@.backfill_runs (
+	id bigserial PRIMARY KEY,
+	planned_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	planned_by name NOT NULL,
+	target text NOT NULL,
+	strategy text NOT NULL,
+	source text NOT NULL,
+	key text[],
+	window_column text NOT NULL,
+	window_type text NOT NULL,
+	range_from text NOT NULL,
+	range_to text NOT NULL,
+	options jsonb NOT NULL,
+	pinned jsonb NOT NULL,
+	dependents jsonb NOT NULL,
+	untouched jsonb NOT NULL,
+	status text NOT NULL,
+	started_at timestamptz,
+	finished_at timestamptz,
+	refreshed jsonb,
+	untouched_after jsonb,
+	cron_job bigint,
+	error text
+);
+COMMENT ON TABLE @extschema@.backfill_runs IS
+	'One row per planned run: the range, the pinned source and code, the options, the status';
+
+CREATE TABLE @extschema@.backfill_tasks (
+	run_id bigint NOT NULL REFERENCES @extschema@.backfill_runs (id),
+	task integer NOT NULL,
+	partition text,
+	range_from text NOT NULL,
+	range_to text NOT NULL,
+	status text NOT NULL DEFAULT 'pending',
+	attempts integer NOT NULL DEFAULT 0,
+	rows_before bigint,
+	rows_after bigint,
+	fingerprint_before text,
+	fingerprint_after text,
+	reconcile jsonb,
+	log_id bigint,
+	started_at timestamptz,
+	finished_at timestamptz,
+	seconds double precision,
+	error text,
+	PRIMARY KEY (run_id, task)
+);
+COMMENT ON TABLE @extschema@.backfill_tasks IS
+	'One row per task of a run (a partition, or a chunk of a plain table), written in the transaction of its data';
+
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_tasks', '');
+
+REVOKE ALL ON @extschema@.backfill_runs, @extschema@.backfill_tasks FROM PUBLIC;
+GRANT SELECT ON @extschema@.backfill_runs, @extschema@.backfill_tasks TO PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.backfill_runs_id_seq FROM PUBLIC;
+
+CREATE FUNCTION @extschema@.backfill_plan(target pg_catalog.regclass, range_from pg_catalog.text, range_to pg_catalog.text,
+	source pg_catalog.text, strategy pg_catalog.text DEFAULT 'replace', key pg_catalog.text[] DEFAULT NULL,
+	options pg_catalog.jsonb DEFAULT '{}')
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_plan'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_plan(pg_catalog.regclass, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text, pg_catalog.text[], pg_catalog.jsonb) IS
+	'Plan a run over [range_from, range_to) of target: one task per partition (or chunk), the source and the code it uses pinned';
+
+CREATE PROCEDURE @extschema@.backfill_run(run_id bigint, max_tasks pg_catalog.int4 DEFAULT NULL)
+	AS 'MODULE_PATHNAME', 'backfill_run'
+	LANGUAGE C;
+COMMENT ON PROCEDURE @extschema@.backfill_run(bigint, pg_catalog.int4) IS
+	'Run the pending tasks of a run, committing after each; call it again to resume';
+
+CREATE FUNCTION @extschema@.backfill_dry_run(run_id bigint, task pg_catalog.int4 DEFAULT NULL)
+	RETURNS TABLE(task pg_catalog.int4, partition pg_catalog.text, range_from pg_catalog.text, range_to pg_catalog.text,
+				  rows_before bigint, rows_after bigint, fingerprint_before pg_catalog.text, fingerprint_after pg_catalog.text,
+				  added bigint, removed bigint, changed bigint, sample pg_catalog.jsonb, reconcile pg_catalog.jsonb,
+				  reconciled pg_catalog.bool, seconds double precision)
+	AS 'MODULE_PATHNAME', 'backfill_dry_run'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_dry_run(bigint, pg_catalog.int4) IS
+	'Compute one task of a run (the first pending by default), compare it with the live rows, reconcile it, and roll it all back';
+
+CREATE FUNCTION @extschema@.backfill_pause(run_id bigint)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_pause'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_pause(bigint) IS
+	'Pause a run after the task in progress; returns its new status';
+
+CREATE FUNCTION @extschema@.backfill_resume(run_id bigint)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_resume'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_resume(bigint) IS
+	'Let a paused run (or a blocked one whose pinned code is back as planned) be run again; returns its new status';
+
+CREATE FUNCTION @extschema@.backfill_cancel(run_id bigint)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_cancel'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_cancel(bigint) IS
+	'Cancel a run after the task in progress; finished tasks stay as they are';
+
+CREATE FUNCTION @extschema@.backfill_retry(run_id bigint, task pg_catalog.int4)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_retry'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_retry(bigint, pg_catalog.int4) IS
+	'Make a finished or failed task of a run pending again, with its attempts reset';
+
+CREATE FUNCTION @extschema@.backfill_schedule(run_id bigint, schedule pg_catalog.text DEFAULT '* * * * *',
+	tasks_per_tick pg_catalog.int4 DEFAULT 10)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_schedule'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_schedule(bigint, pg_catalog.text, pg_catalog.int4) IS
+	'Schedule CALL backfill_run with pg_cron; the job removes itself when the run finishes, pauses or fails';
+
+CREATE FUNCTION @extschema@.backfill_run_progress()
+	RETURNS TABLE(run_id bigint, target pg_catalog.text, strategy pg_catalog.text, status pg_catalog.text,
+				  tasks_total bigint, tasks_done bigint, tasks_failed bigint, tasks_pending bigint,
+				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
+				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
+				  error pg_catalog.text)
+	AS 'MODULE_PATHNAME', 'backfill_run_progress'
+	LANGUAGE C STABLE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed';
+
+CREATE VIEW @extschema@.backfill_progress AS
+	SELECT * FROM @extschema@.backfill_run_progress();
+COMMENT ON VIEW @extschema@.backfill_progress IS
+	'The progress of every run';
+GRANT SELECT ON @extschema@.backfill_progress TO PUBLIC;

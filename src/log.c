@@ -26,6 +26,8 @@
 #include "relation.h"
 #include "spi_util.h"
 
+int64		BackfillLogRunId = 0;
+
 PG_FUNCTION_INFO_V1(backfill_log_guard);
 
 /* Trigger function: refuse any change to a row of backfill_log. */
@@ -72,10 +74,10 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 	int			saved_sec;
 	char	   *actor = GetUserNameFromId(GetUserId(), false);
 	char	   *sql;
-	Oid			types[9] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
-	TEXTOID, TEXTOID, JSONBOID};
-	Datum		values[9];
-	char		nulls[9];
+	Oid			types[10] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
+	TEXTOID, TEXTOID, JSONBOID, INT8OID};
+	Datum		values[10];
+	char		nulls[10];
 	int			rc;
 	bool		isnull;
 	int64		id;
@@ -107,16 +109,18 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 	else
 		nulls[7] = 'n';
 	values[8] = DirectFunctionCall1(jsonb_in, CStringGetDatum(rec->details ? rec->details : "{}"));
+	values[9] = Int64GetDatum(BackfillLogRunId);
+	nulls[9] = BackfillLogRunId == 0 ? 'n' : ' ';
 
 	sql = psprintf("INSERT INTO %s (logged_by, operation, target, partition, rows_before, rows_after,"
-				   " fingerprint_before, fingerprint_after, details)"
-				   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+				   " fingerprint_before, fingerprint_after, details, run_id)"
+				   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
 				   BackfillQualifiedName(logrel));
 
 	GetUserIdAndSecContext(&saved_userid, &saved_sec);
 	SetUserIdAndSecContext(BackfillRelOwner(logrel),
 						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	rc = SPI_execute_with_args(sql, 9, types, values, nulls, false, 1);
+	rc = SPI_execute_with_args(sql, 10, types, values, nulls, false, 1);
 	SetUserIdAndSecContext(saved_userid, saved_sec);
 
 	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)

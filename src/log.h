@@ -22,6 +22,9 @@ typedef struct BackfillLogRecord
 	const char *details;		/* jsonb text */
 } BackfillLogRecord;
 
+/* the run whose task is writing, or 0: recorded as run_id */
+extern int64 BackfillLogRunId;
+
 extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
 
 #endif							/* BACKFILL_LOG_H */

@@ -146,8 +146,8 @@ LockPart(Oid relid, const char *argname, BackfillPart *bp)
 }
 
 /* The SQL texts of the partition's bound and constraint, with search_path pinned. */
-static void
-DescribeBound(BackfillPart *bp)
+void
+BackfillDescribeBound(BackfillPart *bp)
 {
 	bp->boundspec = BackfillQueryText("SELECT pg_catalog.pg_get_expr(relpartbound, oid)"
 									  " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
@@ -271,7 +271,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 
 	nest = BackfillPinSearchPath();
-	DescribeBound(&bp);
+	BackfillDescribeBound(&bp);
 	BackfillRefuseReferencedPartition(&bp);
 	staging = BackfillCreateStaging(&bp);
 	BackfillUnpinSearchPath(nest);
@@ -439,7 +439,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errhint("Undoing now would lose the later changes.")));
 
 	nest = BackfillPinSearchPath();
-	DescribeBound(&bp);
+	BackfillDescribeBound(&bp);
 	BackfillRefuseReferencedPartition(&bp);
 	/* the archive proves the bound by a valid constraint, checked now, off the parent's lock */
 	BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT backfill_partition_bound CHECK (%s)",

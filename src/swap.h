@@ -67,4 +67,7 @@ extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 						   BackfillSwapResult *result);
 extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
 
+/* replace.c */
+extern void BackfillDescribeBound(BackfillPart *bp);
+
 #endif							/* BACKFILL_SWAP_H */

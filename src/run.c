@@ -1,0 +1,1240 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run.c
+ *		backfill_run, the procedure that works a run off task by task, and
+ *		backfill_dry_run, which computes one task and rolls it back.
+ *
+ * Each task is one transaction: the worker claims the task's row FOR UPDATE
+ * SKIP LOCKED (so sessions sharing a run never take the same task), writes
+ * the data with a write strategy (backfill_replace_partition for a
+ * partition, backfill_merge on the task's window, or a delete and insert of
+ * a plain table's chunk), reconciles it, records the outcome in the task's
+ * row, and commits them together.  A task that fails is rolled back to a
+ * subtransaction around its work, so its failure is recorded and committed
+ * without its data.  If the session or the server dies mid-task, the task's
+ * transaction never commits: its data and its row stay as they were, pending.
+ *
+ * Between tasks nothing is held: the worker re-reads the run (a pause or a
+ * cancel takes effect there), re-checks the caller's rights and the pinned
+ * code, and takes one of the run's max_workers slots (a transaction-level
+ * advisory lock) before claiming the next task.  When no task is left, the
+ * worker that sees it, under the run row's lock, refreshes the dependent
+ * materialized views, checks the fingerprints of what lay outside the range,
+ * and marks the run done.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/resowner.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "compat.h"
+#include "fingerprint.h"
+#include "log.h"
+#include "relation.h"
+#include "run.h"
+#include "spi_util.h"
+#include "staging.h"
+#include "swap.h"
+
+/* locktag_field4 of the advisory locks that are the worker slots of runs */
+#define RUN_SLOT_LOCK 0x4246
+
+/* What a task did. */
+typedef struct TaskOutcome
+{
+	bool		ok;
+	int64		rows_before;
+	int64		rows_after;
+	char	   *fingerprint_before;
+	char	   *fingerprint_after;
+	int64		log_id;
+	char	   *reconcile;		/* jsonb text, or NULL */
+	char	   *error;
+	double		seconds;
+} TaskOutcome;
+
+static char *
+StateTable(BackfillRun *run, const char *name)
+{
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(run->extschema)), name);
+}
+
+static char *
+ExtFunction(BackfillRun *run, const char *name)
+{
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(run->extschema)), name);
+}
+
+/* The relation a task writes: its partition, or the plain table. */
+static Oid
+TaskRelation(BackfillRun *run, BackfillTask *task)
+{
+	Oid			relid;
+
+	if (task->partition == NULL)
+		return run->targetoid;
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(task->partition)),
+							 NoLock, true);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("partition %s of run " INT64_FORMAT " no longer exists", task->partition, run->id)));
+	return relid;
+}
+
+/* The window of a task, as a scope on the written table's columns (alias may be NULL). */
+static char *
+TaskScope(BackfillRun *run, BackfillTask *task, const char *alias)
+{
+	return BackfillWindowScope(run->window_column, run->window_type, task->range_from,
+							   task->range_to, alias);
+}
+
+/* Apply a run's settings to the current (sub)transaction, restored at its end. */
+static void
+ApplySettings(BackfillRun *run)
+{
+	struct
+	{
+		const char *name;
+		const char *value;
+	}			s[] = {
+		{"search_path", run->opts.search_path},
+		{"lock_timeout", run->opts.lock_timeout},
+		{"work_mem", run->opts.work_mem},
+		{"max_parallel_workers_per_gather", run->opts.max_parallel_workers_per_gather},
+	};
+
+	for (int i = 0; i < lengthof(s); i++)
+		if (s[i].value)
+			(void) set_config_option(s[i].name, s[i].value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/* Read rows and fingerprints of a log record into out. */
+static void
+ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(logid)};
+	int			rc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	rc = SPI_execute_with_args(psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
+										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+										StateTable(run, "backfill_log")),
+							   1, types, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read record " INT64_FORMAT " of backfill_log", logid);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	out->log_id = logid;
+	out->rows_before = SPI_getvalue(tup, desc, 1) ? pg_strtoint64(SPI_getvalue(tup, desc, 1)) : -1;
+	out->rows_after = SPI_getvalue(tup, desc, 2) ? pg_strtoint64(SPI_getvalue(tup, desc, 2)) : -1;
+	out->fingerprint_before = SPI_getvalue(tup, desc, 3);
+	out->fingerprint_after = SPI_getvalue(tup, desc, 4);
+}
+
+/* One value of the first row of a query we built. */
+static int64
+QueryInt(const char *sql)
+{
+	bool		isnull;
+	int			rc = SPI_execute(sql, false, 1);
+	Datum		d;
+
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "SPI_execute failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* The source's column names, as "a, b". */
+static char *
+SourceColumns(const char *bound)
+{
+	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
+	TupleDesc	desc;
+	StringInfoData buf;
+
+	BackfillCheckReadOnly(plan, "source");
+	desc = BackfillPlanResultDesc(plan);
+	initStringInfo(&buf);
+	for (int i = 0; i < desc->natts; i++)
+		appendStringInfo(&buf, "%s%s", i ? ", " : "", quote_identifier(NameStr(TupleDescAttr(desc, i)->attname)));
+	SPI_freeplan(plan);
+	return buf.data;
+}
+
+/*
+ * The chunk of a plain table replaced by a delete and an insert in this
+ * transaction: writers of the table wait (SHARE ROW EXCLUSIVE), readers see
+ * the old chunk until commit.  Returns the log record's id.
+ */
+static int64
+DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
+{
+	Oid			relid = run->targetoid;
+	char	   *target = BackfillQualifiedName(relid);
+	char	   *scope = TaskScope(run, task, NULL);
+	char	   *cols = SourceColumns(bound);
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	BackfillLogRecord rec;
+	StringInfoData details;
+	int64		outside;
+	int			rc;
+	uint64		deleted;
+	uint64		inserted;
+
+	LockRelationOid(relid, ShareRowExclusiveLock);
+	BackfillFingerprintRel(relid, scope, false, &before);
+	outside = QueryInt(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s WHERE NOT COALESCE(%s, false)",
+								bound, TaskScope(run, task, "s")));
+	if (outside > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
+							   "%lld source rows lie outside the window [%s, %s) of task %d",
+							   outside, (long long) outside, task->range_from, task->range_to, task->task),
+				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+	rc = SPI_execute(psprintf("DELETE FROM ONLY %s WHERE %s", target, scope), false, 0);
+	if (rc != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the window of task %d: %s", task->task, SPI_result_code_string(rc));
+	deleted = SPI_processed;
+	rc = SPI_execute(psprintf("INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s",
+							  target, cols, cols, bound), false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "could not insert the window of task %d: %s", task->task, SPI_result_code_string(rc));
+	inserted = SPI_processed;
+	CommandCounterIncrement();
+	BackfillFingerprintRel(relid, scope, false, &after);
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", \"scope\": ",
+					 deleted, inserted);
+	escape_json(&details, scope);
+	appendStringInfoString(&details, ", \"source\": ");
+	escape_json(&details, bound);
+	appendStringInfoChar(&details, '}');
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = "delete_insert";
+	rec.target = target;
+	rec.rows_before = (int64) before.rows;
+	rec.rows_after = (int64) after.rows;
+	rec.fingerprint_before = BackfillFingerprintText(&before);
+	rec.fingerprint_after = BackfillFingerprintText(&after);
+	rec.details = details.data;
+	return BackfillLogWrite(run->extschema, &rec);
+}
+
+/* The rows a task wrote, as a query. */
+static char *
+WrittenQuery(BackfillRun *run, BackfillTask *task, Oid relid)
+{
+	if (task->partition && strcmp(run->strategy, "replace") == 0)
+		return psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(relid));
+	return psprintf("SELECT * FROM ONLY %s WHERE %s", BackfillQualifiedName(relid), TaskScope(run, task, NULL));
+}
+
+/*
+ * Reconcile the measures of the written rows with the source's; returns the
+ * comparison as jsonb text and sets *ok.
+ */
+static char *
+Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[4];
+	StringInfoData arr;
+	ListCell   *lc;
+	int			rc;
+	bool		isnull;
+
+	*ok = true;
+	if (run->opts.reconcile == NIL)
+		return NULL;
+	initStringInfo(&arr);
+	appendStringInfoChar(&arr, '{');
+	foreach(lc, run->opts.reconcile)
+	{
+		const char *m = lfirst(lc);
+
+		appendStringInfoString(&arr, foreach_current_index(lc) ? ",\"" : "\"");
+		for (; *m; m++)
+		{
+			if (*m == '"' || *m == '\\')
+				appendStringInfoChar(&arr, '\\');
+			appendStringInfoChar(&arr, *m);
+		}
+		appendStringInfoChar(&arr, '"');
+	}
+	appendStringInfoChar(&arr, '}');
+	values[0] = CStringGetTextDatum(written);
+	values[1] = CStringGetTextDatum(bound);
+	values[2] = OidInputFunctionCall(F_ARRAY_IN, arr.data, TEXTOID, -1);
+	values[3] = CStringGetTextDatum(run->opts.reconcile_tolerance);
+	rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r))::pg_catalog.text,"
+										" pg_catalog.bool_and(r.ok)"
+										" FROM %s($1, $2, $3, CAST($4 AS pg_catalog.numeric), false) r",
+										ExtFunction(run, "backfill_reconcile")),
+							   4, types, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "backfill_reconcile failed: %s", SPI_result_code_string(rc));
+	*ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (isnull)
+		*ok = true;
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+static void
+RaiseUnreconciled(BackfillTask *task, const char *comparison)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CHECK_VIOLATION),
+			 errmsg("task %d (%s) does not reconcile with its source",
+					task->task, task->partition ? task->partition : task->range_from),
+			 errdetail("Measures, written and in the source: %s.", comparison)));
+}
+
+/*
+ * The work of one task, in the current subtransaction: write the data,
+ * reconcile it, fill out.  A task that does not reconcile is an error,
+ * unless reconciled is given to receive the verdict.
+ */
+static void
+WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconciled)
+{
+	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	Oid			relid = TaskRelation(run, task);
+	int64		logid;
+	int			rc;
+	bool		isnull;
+	bool		ok;
+
+	if (task->partition && strcmp(run->strategy, "replace") == 0)
+	{
+		Oid			types[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, INT4OID, INT4OID};
+		Datum		values[6];
+
+		values[0] = CStringGetTextDatum(task->partition);
+		values[1] = CStringGetTextDatum(bound);
+		values[2] = BoolGetDatum(run->opts.keep_old);
+		values[3] = BoolGetDatum(run->opts.allow_empty);
+		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
+		values[5] = Int32GetDatum(5);
+		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
+											ExtFunction(run, "backfill_replace_partition")),
+								   6, types, values, NULL, false, 1);
+	}
+	else if (strcmp(run->strategy, "merge") == 0)
+	{
+		Oid			types[5] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID};
+		Datum		values[5];
+
+		values[0] = ObjectIdGetDatum(relid);
+		values[1] = CStringGetTextDatum(bound);
+		values[2] = OidInputFunctionCall(F_ARRAY_IN, run->keytext, TEXTOID, -1);
+		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
+		values[4] = BoolGetDatum(run->opts.delete_missing);
+		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5)).log_id",
+											ExtFunction(run, "backfill_merge")),
+								   5, types, values, NULL, false, 1);
+	}
+	else
+		rc = -1;
+
+	if (rc == -1)
+		logid = DeleteInsert(run, task, bound);
+	else
+	{
+		if (rc != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "task %d returned no result", task->task);
+		logid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	ReadLogRecord(run, logid, out);
+
+	out->reconcile = Reconcile(run, WrittenQuery(run, task, TaskRelation(run, task)), bound, &ok);
+	if (reconciled)
+		*reconciled = ok;
+	else if (!ok)
+		RaiseUnreconciled(task, out->reconcile);
+}
+
+/*
+ * Run one task in a subtransaction; a failure is caught and described in
+ * out, with the subtransaction (and so the task's data) rolled back.
+ */
+static void
+RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	TimestampTz start = GetCurrentTimestamp();
+	int			timeout_ms = StatementTimeout;
+
+	memset(out, 0, sizeof(*out));
+	if (run->opts.statement_timeout &&
+		!parse_int(run->opts.statement_timeout, &timeout_ms, GUC_UNIT_MS, NULL))
+		timeout_ms = 0;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ApplySettings(run);
+		/* the statement timeout counts from the start of each task, not of the CALL */
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		if (timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
+		BackfillLogRunId = run->id;
+		WorkTask(run, task, out, NULL);
+		BackfillLogRunId = 0;
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		out->ok = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		BackfillLogRunId = 0;
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		edata = BackfillAbortSubtransaction(cxt, owner);
+		/* a cancel or a shutdown stops the run: the task stays pending */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+			(edata->message_id == NULL ||
+			 strcmp(edata->message_id, "canceling statement due to statement timeout") != 0))
+			ReThrowError(edata);
+		if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			ReThrowError(edata);
+		memset(out, 0, sizeof(*out));
+		out->ok = false;
+		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
+		out->rows_before = out->rows_after = -1;
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	out->seconds = (double) (GetCurrentTimestamp() - start) / 1000000.0;
+}
+
+/* Write the outcome of a task into its row. */
+static void
+RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	Oid			types[11] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	JSONBOID, INT8OID, FLOAT8OID, TEXTOID};
+	Datum		values[11];
+	char		nulls[11];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Int32GetDatum(task->task);
+	values[2] = CStringGetTextDatum(out->ok ? "done" : "failed");
+	values[3] = Int64GetDatum(out->rows_before);
+	nulls[3] = out->rows_before < 0 ? 'n' : ' ';
+	values[4] = Int64GetDatum(out->rows_after);
+	nulls[4] = out->rows_after < 0 ? 'n' : ' ';
+	values[5] = out->fingerprint_before ? CStringGetTextDatum(out->fingerprint_before) : (Datum) 0;
+	nulls[5] = out->fingerprint_before ? ' ' : 'n';
+	values[6] = out->fingerprint_after ? CStringGetTextDatum(out->fingerprint_after) : (Datum) 0;
+	nulls[6] = out->fingerprint_after ? ' ' : 'n';
+	values[7] = out->reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(out->reconcile)) : (Datum) 0;
+	nulls[7] = out->reconcile ? ' ' : 'n';
+	values[8] = Int64GetDatum(out->log_id);
+	nulls[8] = out->log_id ? ' ' : 'n';
+	values[9] = Float8GetDatum(out->seconds);
+	values[10] = out->error ? CStringGetTextDatum(out->error) : (Datum) 0;
+	nulls[10] = out->error ? ' ' : 'n';
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET status = $3, attempts = attempts + 1,"
+									  " rows_before = $4, rows_after = $5, fingerprint_before = $6,"
+									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
+									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
+									  " WHERE run_id = $1 AND task = $2",
+									  StateTable(run, "backfill_tasks")),
+							 11, types, values, nulls, 0);
+}
+
+/* Take one of the run's worker slots for this transaction; false if all are taken. */
+static bool
+TakeSlot(BackfillRun *run)
+{
+	for (int slot = 0; slot < run->opts.max_workers; slot++)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) run->id, (uint32) slot, RUN_SLOT_LOCK);
+		if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return true;
+	}
+	return false;
+}
+
+/* Claim the next task: pending, or failed with attempts left and not failed in this call. */
+static bool
+ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
+{
+	Oid			types[3] = {INT8OID, INT4OID, INT4ARRAYOID};
+	Datum		values[3];
+	StringInfoData skip;
+	ListCell   *lc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	initStringInfo(&skip);
+	appendStringInfoChar(&skip, '{');
+	foreach(lc, failed_here)
+		appendStringInfo(&skip, "%s%d", foreach_current_index(lc) ? "," : "", lfirst_int(lc));
+	appendStringInfoChar(&skip, '}');
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Int32GetDatum(run->opts.max_attempts);
+	values[2] = OidInputFunctionCall(F_ARRAY_IN, skip.data, INT4OID, -1);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+									  " WHERE run_id = $1 AND task <> ALL ($3)"
+									  "   AND (status = 'pending' OR (status = 'failed' AND attempts < $2))"
+									  " ORDER BY task LIMIT 1 FOR UPDATE SKIP LOCKED",
+									  StateTable(run, "backfill_tasks")),
+							 3, types, values, NULL, 0);
+	if (SPI_processed == 0)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+	task->partition = SPI_getvalue(tup, desc, 2);
+	task->range_from = SPI_getvalue(tup, desc, 3);
+	task->range_to = SPI_getvalue(tup, desc, 4);
+	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+	return true;
+}
+
+/* "1 min 12 s", "3 h 4 min", "0.42 s" */
+static char *
+Duration(double s)
+{
+	if (s < 10)
+		return psprintf("%.2f s", s);
+	if (s < 60)
+		return psprintf("%.0f s", s);
+	if (s < 3600)
+		return psprintf("%d min %d s", (int) (s / 60), (int) s % 60);
+	return psprintf("%d h %d min", (int) (s / 3600), ((int) s % 3600) / 60);
+}
+
+/* 20104 -> "20,104" */
+static char *
+Thousands(int64 n)
+{
+	char	   *digits = psprintf(INT64_FORMAT, n < 0 ? -n : n);
+	int			len = strlen(digits);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (n < 0)
+		appendStringInfoChar(&buf, '-');
+	for (int i = 0; i < len; i++)
+	{
+		if (i > 0 && (len - i) % 3 == 0)
+			appendStringInfoChar(&buf, ',');
+		appendStringInfoChar(&buf, digits[i]);
+	}
+	return buf.data;
+}
+
+/* The progress line of a finished task. */
+static void
+ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	int64		total;
+	int64		done;
+	int64		pending;
+	double		avg;
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	int			rc;
+	char	   *left;
+	const char *name = task->partition ? task->partition : psprintf("[%s, %s)", task->range_from, task->range_to);
+
+	rc = SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done'),"
+							  " pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending'),"
+							  " pg_catalog.avg(seconds) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done')"
+							  " FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
+							  StateTable(run, "backfill_tasks"), run->id), true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_tasks");
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	total = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	done = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	pending = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	avg = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
+	if (isnull)
+		avg = out->seconds;
+	left = pending == 0 ? "none left" :
+		psprintf("about %s left", Duration(avg * pending / Min(pending, run->opts.max_workers)));
+
+	if (out->ok)
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %s done (" INT64_FORMAT "/" INT64_FORMAT "), %s rows, %s, %s",
+						run->id, name, done, total, Thousands(out->rows_after), Duration(out->seconds), left)));
+	else
+		ereport(WARNING,
+				(errmsg("run " INT64_FORMAT ": %s failed (attempt %d of %d): %s",
+						run->id, name, task->attempts + 1, run->opts.max_attempts, out->error)));
+}
+
+/* Sleep ms milliseconds, waking for interrupts. */
+static void
+Pause(int ms)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+
+	for (;;)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+
+		CHECK_FOR_INTERRUPTS();
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* REFRESH the dependent materialized views; returns what was done as jsonb text, *ok false on a failure. */
+static char *
+RefreshDependents(BackfillRun *run, bool *ok)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->dependents))};
+	uint64		n;
+	char	  **names;
+	bool	   *conc;
+	StringInfoData out;
+
+	*ok = true;
+	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'name', (e OPERATOR(pg_catalog.->>) 'concurrently')::pg_catalog.bool"
+							  " FROM pg_catalog.jsonb_array_elements($1) e",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the dependents of run " INT64_FORMAT, run->id);
+	n = SPI_processed;
+	names = palloc(sizeof(char *) * Max(n, 1));
+	conc = palloc(sizeof(bool) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		names[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		conc[i] = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		TimestampTz start = GetCurrentTimestamp();
+		char	   *volatile error = NULL;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			int			rc = SPI_execute(psprintf("REFRESH MATERIALIZED VIEW %s%s",
+												  conc[i] ? "CONCURRENTLY " : "", names[i]), false, 0);
+
+			if (rc != SPI_OK_UTILITY)
+				elog(ERROR, "REFRESH MATERIALIZED VIEW failed: %s", SPI_result_code_string(rc));
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+
+			error = pstrdup(edata->message);
+			*ok = false;
+		}
+		PG_END_TRY();
+		appendStringInfoString(&out, i ? ", {\"name\": " : "{\"name\": ");
+		escape_json(&out, names[i]);
+		appendStringInfo(&out, ", \"concurrently\": %s, \"ms\": %.1f, \"error\": ",
+						 conc[i] ? "true" : "false", (double) (GetCurrentTimestamp() - start) / 1000.0);
+		if (error)
+			escape_json(&out, error);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfoChar(&out, '}');
+		if (error)
+			ereport(WARNING,
+					(errmsg("run " INT64_FORMAT ": could not refresh %s: %s", run->id, names[i], error)));
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+/* Fingerprint again what lay outside the range; returns jsonb text, *changed the count that differ. */
+static char *
+CheckUntouched(BackfillRun *run, int *changed)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->untouched))};
+	uint64		n;
+	char	  **parts;
+	char	  **scopes;
+	char	  **fps;
+	StringInfoData out;
+
+	*changed = 0;
+	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'partition', e OPERATOR(pg_catalog.->>) 'scope',"
+							  " e OPERATOR(pg_catalog.->>) 'fingerprint' FROM pg_catalog.jsonb_array_elements($1) e",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the untouched fingerprints of run " INT64_FORMAT, run->id);
+	n = SPI_processed;
+	parts = palloc(sizeof(char *) * Max(n, 1));
+	scopes = palloc(sizeof(char *) * Max(n, 1));
+	fps = palloc(sizeof(char *) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		parts[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		scopes[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		fps[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3);
+	}
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (uint64 i = 0; i < n; i++)
+	{
+		Oid			relid = parts[i]
+			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(parts[i])), NoLock, true)
+			: run->targetoid;
+		BackfillFingerprint fp;
+		char	   *now = NULL;
+		bool		same;
+
+		CHECK_FOR_INTERRUPTS();
+		if (OidIsValid(relid))
+		{
+			BackfillFingerprintRel(relid, scopes[i], true, &fp);
+			now = BackfillFingerprintText(&fp);
+		}
+		same = now && strcmp(now, fps[i]) == 0;
+		if (!same)
+		{
+			(*changed)++;
+			ereport(WARNING,
+					(errmsg("run " INT64_FORMAT ": %s, outside the range, %s during the run", run->id,
+							parts[i] ? parts[i] : "the rows", now ? "changed" : "was dropped"),
+					 errdetail("Fingerprint at plan time %s, now %s.", fps[i], now ? now : "none"),
+					 errhint("The run never writes outside its range: another session did.")));
+		}
+		appendStringInfoString(&out, i ? ", {\"partition\": " : "{\"partition\": ");
+		if (parts[i])
+			escape_json(&out, parts[i]);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfoString(&out, ", \"fingerprint\": ");
+		if (now)
+			escape_json(&out, now);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfo(&out, ", \"same\": %s}", same ? "true" : "false");
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+/*
+ * No task left to claim: if none is in progress elsewhere, finish the run
+ * (refresh, check what lay outside, mark done) or mark it failed.  Returns
+ * the error to raise after the commit, or NULL.
+ */
+static char *
+FinishRun(BackfillRun *run, int64 *pending_elsewhere)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	int64		pending;
+	int64		failed;
+	char	   *failures;
+
+	*pending_elsewhere = 0;
+	/* one worker finishes: the others wait here, then see the run done */
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT 1 FROM %s WHERE id = $1 FOR UPDATE", StateTable(run, "backfill_runs")),
+							 1, types, values, NULL, 0);
+	BackfillRunLoad(run->extschema, run->id, run);
+	if (strcmp(run->status, "running") != 0)
+		return NULL;
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT count(*) FILTER (WHERE status = 'pending'),"
+									  " count(*) FILTER (WHERE status = 'failed'),"
+									  " string_agg(format('task %%s (%%s): %%s', task, coalesce(partition, range_from), error), '; '"
+									  "   ORDER BY task) FILTER (WHERE status = 'failed')"
+									  " FROM %s WHERE run_id = $1", StateTable(run, "backfill_tasks")),
+							 1, types, values, NULL, 0);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	pending = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	failed = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	failures = SPI_getvalue(tup, desc, 3);
+	if (pending > 0)
+	{
+		*pending_elsewhere = pending;
+		return NULL;
+	}
+	if (failed > 0)
+	{
+		char	   *error = psprintf(INT64_FORMAT " task%s failed: %s", failed, failed > 1 ? "s" : "", failures);
+
+		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunUnschedule(run);
+		return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
+	}
+
+	{
+		char	   *refreshed = NULL;
+		char	   *untouched = NULL;
+		int			changed = 0;
+		bool		ok = true;
+		Oid			t3[3] = {INT8OID, JSONBOID, JSONBOID};
+		Datum		v3[3];
+		char		n3[3] = {' ', ' ', ' '};
+
+		if (run->opts.refresh_dependents)
+			refreshed = RefreshDependents(run, &ok);
+		if (run->opts.check_untouched)
+			untouched = CheckUntouched(run, &changed);
+		v3[0] = Int64GetDatum(run->id);
+		v3[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
+		n3[1] = refreshed ? ' ' : 'n';
+		v3[2] = untouched ? DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched)) : (Datum) 0;
+		n3[2] = untouched ? ' ' : 'n';
+		(void) BackfillStateExec(run->extschema,
+								 psprintf("UPDATE %s SET refreshed = $2, untouched_after = $3 WHERE id = $1",
+										  StateTable(run, "backfill_runs")),
+								 3, t3, v3, n3, 0);
+		if (!ok)
+		{
+			char	   *error = "a dependent materialized view could not be refreshed (see refreshed)";
+
+			BackfillRunSetStatus(run, "failed", error);
+			BackfillRunUnschedule(run);
+			return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
+		}
+		BackfillRunSetStatus(run, "done", NULL);
+		BackfillRunUnschedule(run);
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " done%s%s", run->id,
+						refreshed && strcmp(refreshed, "[]") != 0 ? "; materialized views refreshed" : "",
+						changed ? "; something outside the range changed (see untouched_after)" : "")));
+	}
+	return NULL;
+}
+
+PG_FUNCTION_INFO_V1(backfill_run);
+
+/* CALL backfill_run(run_id bigint, max_tasks integer) */
+Datum
+backfill_run(PG_FUNCTION_ARGS)
+{
+	int64		runid;
+	int			max_tasks = 0;
+	Oid			extschema = BackfillExtensionSchema(fcinfo);
+	BackfillRun run;
+	List	   *failed_here = NIL;
+	int			done_here = 0;
+	char	   *stop_error = NULL;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	runid = PG_GETARG_INT64(0);
+	if (!PG_ARGISNULL(1))
+	{
+		max_tasks = PG_GETARG_INT32(1);
+		if (max_tasks < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_tasks must be at least 1, or NULL for all")));
+	}
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
+		castNode(CallContext, fcinfo->context)->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("backfill_run must be called with CALL, outside a transaction block"),
+				 errdetail("It commits after every task."),
+				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.", runid)));
+	PreventCommandIfReadOnly("backfill_run()");
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the start, committed on its own so that sessions sharing the run do not queue */
+	BackfillRunLoad(extschema, runid, &run);
+	BackfillRunCheckRights(&run, "run");
+	if (strcmp(run.status, "done") == 0)
+	{
+		ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
+		BackfillRunUnschedule(&run);
+		SPI_finish();
+		PG_RETURN_VOID();
+	}
+	if (strcmp(run.status, "paused") == 0)
+	{
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " is paused", runid),
+				 errhint("Call backfill_resume(" INT64_FORMAT ") first.", runid)));
+		BackfillRunUnschedule(&run);
+		SPI_finish();
+		PG_RETURN_VOID();
+	}
+	if (strcmp(run.status, "cancelled") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " was cancelled", runid)));
+	if (strcmp(run.status, "blocked") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " is blocked", runid),
+				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
+	if (strcmp(run.status, "running") != 0)
+		BackfillRunSetStatus(&run, "running", NULL);
+	SPI_commit();
+
+	for (;;)
+	{
+		BackfillTask task;
+		TaskOutcome out;
+		char	   *change;
+
+		CHECK_FOR_INTERRUPTS();
+		BackfillRunLoad(extschema, runid, &run);
+		BackfillRunCheckRights(&run, "run");
+		if (strcmp(run.status, "running") != 0)
+		{
+			ereport(NOTICE,
+					(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run.status,
+							done_here, done_here == 1 ? "" : "s")));
+			BackfillRunUnschedule(&run);
+			break;
+		}
+		if (max_tasks > 0 && done_here >= max_tasks)
+			break;
+
+		change = BackfillPinnedChange(&run);
+		if (change)
+		{
+			BackfillRunSetStatus(&run, "blocked", change);
+			BackfillRunUnschedule(&run);
+			SPI_commit();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%s", change),
+					 errdetail("Run " INT64_FORMAT " is blocked: its history must not be computed by two versions of the code.", runid),
+					 errhint("Restore the definition and call backfill_resume(" INT64_FORMAT "), or cancel the run and plan a new one.", runid)));
+		}
+
+		if (!TakeSlot(&run))
+		{
+			ereport(NOTICE,
+					(errmsg("run " INT64_FORMAT ": %d session%s already at work (max_workers)", runid,
+							run.opts.max_workers, run.opts.max_workers == 1 ? " is" : "s are")));
+			break;
+		}
+		if (!ClaimTask(&run, failed_here, &task))
+		{
+			int64		elsewhere;
+
+			stop_error = FinishRun(&run, &elsewhere);
+			if (elsewhere > 0)
+				ereport(NOTICE,
+						(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
+								runid, elsewhere, elsewhere == 1 ? "" : "s")));
+			SPI_commit();
+			break;
+		}
+
+		RunTask(&run, &task, &out);
+		RecordTask(&run, &task, &out);
+		if (!out.ok)
+		{
+			failed_here = lappend_int(failed_here, task.task);
+			if (!run.opts.on_error_continue)
+			{
+				char	   *error = psprintf("task %d (%s) failed: %s", task.task,
+											 task.partition ? task.partition : task.range_from, out.error);
+
+				BackfillRunSetStatus(&run, "failed", error);
+				BackfillRunUnschedule(&run);
+				SPI_commit();
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("run " INT64_FORMAT " stopped: %s", runid, error),
+						 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", runid)));
+			}
+		}
+		SPI_commit();
+		ReportTask(&run, &task, &out);
+		done_here++;
+		if (run.opts.pause_ms > 0)
+			Pause(run.opts.pause_ms);
+	}
+
+	SPI_finish();
+	if (stop_error)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", stop_error),
+				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", runid)));
+	PG_RETURN_VOID();
+}
+
+/*
+ * Dry run.
+ */
+
+/* Added, removed and changed rows between two queries, and a sample, into the out arguments. */
+static void
+Compare(BackfillRun *run, const char *old, const char *new, int64 *added, int64 *removed,
+		int64 *changed, bool *changed_null, char **sample)
+{
+	int			rc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (run->key != NIL)
+	{
+		Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+		Datum		values[3];
+
+		values[0] = CStringGetTextDatum(old);
+		values[1] = CStringGetTextDatum(new);
+		values[2] = OidInputFunctionCall(F_ARRAY_IN, run->keytext, TEXTOID, -1);
+		rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'added'),"
+											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'removed'),"
+											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'changed'),"
+											" COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) 'n')"
+											"   FILTER (WHERE d.n OPERATOR(pg_catalog.<=) 5), '[]')::pg_catalog.text"
+											" FROM (SELECT x.*, pg_catalog.row_number() OVER () AS n FROM %s($1, $2, $3) x) d",
+											ExtFunction(run, "backfill_diff")),
+								   3, types, values, NULL, false, 1);
+		*changed_null = false;
+	}
+	else
+	{
+		rc = SPI_execute(psprintf("WITH a AS (%s), b AS (%s),"
+								  " added AS (SELECT * FROM b EXCEPT ALL SELECT * FROM a),"
+								  " removed AS (SELECT * FROM a EXCEPT ALL SELECT * FROM b)"
+								  " SELECT (SELECT pg_catalog.count(*) FROM added), (SELECT pg_catalog.count(*) FROM removed),"
+								  " NULL::pg_catalog.int8,"
+								  " (SELECT COALESCE(pg_catalog.jsonb_agg(s), '[]')::pg_catalog.text FROM ("
+								  "   (SELECT pg_catalog.jsonb_build_object('change', 'added', 'row', pg_catalog.to_jsonb(x)) AS s FROM added x LIMIT 5)"
+								  "   UNION ALL"
+								  "   (SELECT pg_catalog.jsonb_build_object('change', 'removed', 'row', pg_catalog.to_jsonb(x)) FROM removed x LIMIT 5)) q)",
+								  old, new), false, 1);
+		*changed_null = true;
+	}
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not compare the task's rows: %s", SPI_result_code_string(rc));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*added = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	*removed = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	*changed = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	*sample = SPI_getvalue(tup, desc, 4);
+}
+
+PG_FUNCTION_INFO_V1(backfill_dry_run);
+
+/* backfill_dry_run(run_id bigint, task integer) RETURNS TABLE(...) */
+Datum
+backfill_dry_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BackfillRun run;
+	BackfillTask task;
+	char	   *change;
+	MemoryContext cxt;
+	ResourceOwner owner = CurrentResourceOwner;
+	TimestampTz start;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		added;
+	int64		removed;
+	int64		changed;
+	bool		changed_null;
+	char	   *sample = NULL;
+	char	   *reconcile = NULL;
+	bool		reconciled = true;
+	Datum		values[15];
+	bool		nulls[15] = {false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	PreventCommandIfReadOnly("backfill_dry_run()");
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_dry_run must run in a READ COMMITTED transaction"),
+				 errdetail("It computes a task as the run would, under the task's locks.")));
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	cxt = CurrentMemoryContext;
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run);
+	BackfillRunCheckRights(&run, "dry-run");
+	change = BackfillPinnedChange(&run);
+	if (change)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("A dry run computes the task with the code the run was planned with.")));
+
+	/* the task: the one named, or the first pending */
+	{
+		Oid			types[2] = {INT8OID, INT4OID};
+		Datum		v[2] = {Int64GetDatum(run.id), Int32GetDatum(PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1))};
+		char		n[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
+		HeapTuple	tup;
+		TupleDesc	desc;
+
+		if (SPI_execute_with_args(psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+										   " WHERE run_id OPERATOR(pg_catalog.=) $1"
+										   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
+										   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
+										   StateTable(&run, "backfill_tasks")),
+								  2, types, v, n, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read backfill_tasks");
+		if (SPI_processed == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 PG_ARGISNULL(1)
+					 ? errmsg("run " INT64_FORMAT " has no task left to run", run.id)
+					 : errmsg("run " INT64_FORMAT " has no task %d", run.id, PG_GETARG_INT32(1))));
+		tup = SPI_tuptable->vals[0];
+		desc = SPI_tuptable->tupdesc;
+		task.task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+		task.partition = SPI_getvalue(tup, desc, 2);
+		task.range_from = SPI_getvalue(tup, desc, 3);
+		task.range_to = SPI_getvalue(tup, desc, 4);
+		task.attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+	}
+
+	start = GetCurrentTimestamp();
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		char	   *bound = BackfillBindWindow(run.source, run.window_type, task.range_from, task.range_to);
+		Oid			relid = TaskRelation(&run, &task);
+
+		ApplySettings(&run);
+		if (task.partition && strcmp(run.strategy, "replace") == 0)
+		{
+			BackfillPart bp;
+			Oid			staging;
+			SPIPlanPtr	plan;
+			int			nest;
+			char	   *stagename;
+
+			/* as backfill_replace_partition fills its copy, without the swap */
+			BackfillResolvePart(relid, "task", &bp);
+			LockRelationOid(bp.parent, ShareUpdateExclusiveLock);
+			LockRelationOid(bp.part, ShareRowExclusiveLock);
+			nest = BackfillPinSearchPath();
+			BackfillDescribeBound(&bp);
+			staging = BackfillCreateStaging(&bp);
+			BackfillUnpinSearchPath(nest);
+			BackfillFingerprintRel(bp.part, NULL, false, &before);
+			plan = BackfillPrepareFill(&bp, staging, bound, 0, NULL);
+			BackfillFillStaging(&bp, staging, plan, NULL, &after);
+			stagename = BackfillQualifiedName(staging);
+			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), psprintf("SELECT * FROM %s", stagename),
+					&added, &removed, &changed, &changed_null, &sample);
+			reconcile = Reconcile(&run, psprintf("SELECT * FROM %s", stagename), bound, &reconciled);
+		}
+		else
+		{
+			char	   *scope = TaskScope(&run, &task, NULL);
+			TaskOutcome out;
+
+			BackfillFingerprintRel(relid, scope, false, &before);
+			Compare(&run, psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
+								   BackfillQualifiedName(relid), scope),
+					bound, &added, &removed, &changed, &changed_null, &sample);
+			memset(&out, 0, sizeof(out));
+			WorkTask(&run, &task, &out, &reconciled);
+			BackfillFingerprintRel(relid, scope, false, &after);
+			reconcile = out.reconcile;
+		}
+		/* everything above is undone */
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+
+	values[0] = Int32GetDatum(task.task);
+	values[1] = task.partition ? CStringGetTextDatum(task.partition) : (Datum) 0;
+	nulls[1] = task.partition == NULL;
+	values[2] = CStringGetTextDatum(task.range_from);
+	values[3] = CStringGetTextDatum(task.range_to);
+	values[4] = Int64GetDatum((int64) before.rows);
+	values[5] = Int64GetDatum((int64) after.rows);
+	values[6] = CStringGetTextDatum(BackfillFingerprintText(&before));
+	values[7] = CStringGetTextDatum(BackfillFingerprintText(&after));
+	values[8] = Int64GetDatum(added);
+	values[9] = Int64GetDatum(removed);
+	values[10] = Int64GetDatum(changed);
+	nulls[10] = changed_null;
+	values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sample ? sample : "[]"));
+	values[12] = reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(reconcile)) : (Datum) 0;
+	nulls[12] = reconcile == NULL;
+	values[13] = BoolGetDatum(reconciled);
+	values[14] = Float8GetDatum((double) (GetCurrentTimestamp() - start) / 1000000.0);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	SPI_finish();
+	return (Datum) 0;
+}

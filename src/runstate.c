@@ -1,0 +1,803 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/runstate.c
+ *		The state of runs: options, status changes, pinned code, pg_cron jobs,
+ *		progress.
+ *
+ * backfill_runs and backfill_tasks are readable by everyone and written only
+ * as their owner (the extension's owner), in a restricted security context
+ * with search_path pinned, after the caller's right over the run's target has
+ * been checked here: only a member of the role owning the target may plan,
+ * run, pause, resume, cancel, retry or schedule a run on it.  The target is
+ * found again by name at every step, so a run survives dump and restore.
+ *
+ * Status: planned -> running -> done; running <-> paused; running -> failed
+ * (a task failed with on_error stop, or tasks failed for good); running ->
+ * blocked (pinned code changed); any but done -> cancelled.  A task is
+ * pending until the transaction of its data commits it done or failed; the
+ * task in progress is the row a worker holds FOR UPDATE.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+
+#include "compat.h"
+#include "relation.h"
+#include "run.h"
+#include "spi_util.h"
+#include "swap.h"
+
+/* Run a statement on the state tables as their owner; returns the SPI code. */
+int
+BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
+				  Datum *values, const char *nulls, long tcount)
+{
+	Oid			runs = get_relname_relid("backfill_runs", extschema);
+	Oid			saved_userid;
+	int			saved_sec;
+	int			nest;
+	int			rc;
+
+	if (!OidIsValid(runs))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("backfill_runs does not exist in schema \"%s\"", get_namespace_name(extschema))));
+	GetUserIdAndSecContext(&saved_userid, &saved_sec);
+	SetUserIdAndSecContext(BackfillRelOwner(runs),
+						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	nest = BackfillPinSearchPath();
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, tcount);
+	BackfillUnpinSearchPath(nest);
+	SetUserIdAndSecContext(saved_userid, saved_sec);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	return rc;
+}
+
+/*
+ * Options.
+ */
+static const char *const known_options[] = {
+	"max_workers", "pause_ms", "max_attempts", "on_error", "refresh_dependents",
+	"check_untouched", "allow_empty", "keep_old", "delete_missing", "statement_timeout",
+	"lock_timeout", "work_mem", "max_parallel_workers_per_gather", "reconcile",
+	"reconcile_tolerance", "window_column", "chunk", "search_path", NULL
+};
+
+static int
+IntOption(const char *name, const char *jtype, const char *value, int min, int max)
+{
+	char	   *end;
+	long		v;
+
+	errno = 0;
+	v = strcmp(jtype, "number") == 0 ? strtol(value, &end, 10) : 0;
+	if (strcmp(jtype, "number") != 0 || *end != '\0' || errno != 0 || v < min || v > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be an integer between %d and %d, not %s", name, min, max, value)));
+	return (int) v;
+}
+
+static bool
+BoolOption(const char *name, const char *jtype, const char *value)
+{
+	if (strcmp(jtype, "boolean") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be true or false, not %s", name, value)));
+	return strcmp(value, "true") == 0;
+}
+
+static char *
+StringOption(const char *name, const char *jtype, const char *value)
+{
+	if (strcmp(jtype, "string") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be a string, not %s", name, value)));
+	if (value[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must not be empty", name)));
+	return pstrdup(value);
+}
+
+/* A setting applied to each task: a string or a number the server accepts for it. */
+static char *
+SettingOption(const char *name, const char *jtype, const char *value)
+{
+	if (strcmp(jtype, "string") != 0 && strcmp(jtype, "number") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be a string or a number, not %s", name, value)));
+	/* validate only: changeVal = false */
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_LOCAL,
+							 false, ERROR, false);
+	return pstrdup(value);
+}
+
+static void
+AppendJsonString(StringInfo buf, const char *key, const char *value)
+{
+	appendStringInfo(buf, ", \"%s\": ", key);
+	if (value)
+		escape_json(buf, value);
+	else
+		appendStringInfoString(buf, "null");
+}
+
+/*
+ * Read a run's options from jsonb text, checking every key and value, and
+ * fill in the defaults.  Must be called inside SPI.
+ */
+void
+BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		values[1];
+	int			rc;
+	uint64		n;
+	SPITupleTable *tt;
+	StringInfoData buf;
+	ListCell   *lc;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->max_workers = 1;
+	opts->max_attempts = 3;
+	opts->refresh_dependents = true;
+	opts->check_untouched = true;
+	opts->lock_timeout_ms = 1000;
+	opts->reconcile_tolerance = "0";
+	opts->search_path = pstrdup(namespace_search_path);
+
+	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	rc = SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read options");
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be a JSON object, not %s", json),
+				 errhint("Pass for example '{\"max_workers\": 2}'.")));
+	rc = SPI_execute_with_args("SELECT key, pg_catalog.jsonb_typeof(value), value OPERATOR(pg_catalog.#>>) '{}',"
+							   " value::pg_catalog.text FROM pg_catalog.jsonb_each($1) ORDER BY key",
+							   1, types, values, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read options");
+	n = SPI_processed;
+	tt = SPI_tuptable;
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *key = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+		char	   *jtype = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
+		char	   *value = SPI_getvalue(tt->vals[i], tt->tupdesc, 3);
+		char	   *shown = SPI_getvalue(tt->vals[i], tt->tupdesc, 4);
+		bool		known = false;
+
+		for (int k = 0; known_options[k]; k++)
+			known |= strcmp(key, known_options[k]) == 0;
+		if (!known)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options: unknown key \"%s\"", key),
+					 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
+							 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
+							 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
+							 " reconcile_tolerance, window_column, chunk and search_path.")));
+		if (strcmp(jtype, "null") == 0)
+			continue;			/* the default */
+		if (strcmp(key, "max_workers") == 0)
+			opts->max_workers = IntOption(key, jtype, shown, 1, 64);
+		else if (strcmp(key, "pause_ms") == 0)
+			opts->pause_ms = IntOption(key, jtype, shown, 0, 3600000);
+		else if (strcmp(key, "max_attempts") == 0)
+			opts->max_attempts = IntOption(key, jtype, shown, 1, 100);
+		else if (strcmp(key, "on_error") == 0)
+		{
+			if (strcmp(jtype, "string") != 0 || (strcmp(value, "stop") != 0 && strcmp(value, "continue") != 0))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("options.on_error must be \"stop\" or \"continue\", not %s", shown)));
+			opts->on_error_continue = strcmp(value, "continue") == 0;
+		}
+		else if (strcmp(key, "refresh_dependents") == 0)
+			opts->refresh_dependents = BoolOption(key, jtype, shown);
+		else if (strcmp(key, "check_untouched") == 0)
+			opts->check_untouched = BoolOption(key, jtype, shown);
+		else if (strcmp(key, "allow_empty") == 0)
+			opts->allow_empty = BoolOption(key, jtype, shown);
+		else if (strcmp(key, "keep_old") == 0)
+			opts->keep_old = BoolOption(key, jtype, shown);
+		else if (strcmp(key, "delete_missing") == 0)
+			opts->delete_missing = BoolOption(key, jtype, shown);
+		else if (strcmp(key, "statement_timeout") == 0)
+			opts->statement_timeout = SettingOption(key, jtype, value);
+		else if (strcmp(key, "lock_timeout") == 0)
+		{
+			int			ms;
+
+			opts->lock_timeout = SettingOption(key, jtype, value);
+			if (!parse_int(value, &ms, GUC_UNIT_MS, NULL) || ms < 1 || ms > 600000)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("options.lock_timeout must be between 1 ms and 10 min, not %s", shown)));
+			opts->lock_timeout_ms = ms;
+		}
+		else if (strcmp(key, "work_mem") == 0)
+			opts->work_mem = SettingOption(key, jtype, value);
+		else if (strcmp(key, "max_parallel_workers_per_gather") == 0)
+			opts->max_parallel_workers_per_gather = SettingOption(key, jtype, value);
+		else if (strcmp(key, "search_path") == 0)
+			opts->search_path = SettingOption(key, jtype, value);
+		else if (strcmp(key, "reconcile_tolerance") == 0)
+		{
+			if (strcmp(jtype, "number") != 0 || value[0] == '-')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("options.reconcile_tolerance must be a number of at least 0, not %s", shown)));
+			opts->reconcile_tolerance = pstrdup(value);
+		}
+		else if (strcmp(key, "window_column") == 0)
+			opts->window_column = StringOption(key, jtype, value);
+		else if (strcmp(key, "chunk") == 0)
+			opts->chunk = StringOption(key, jtype, value);
+		else if (strcmp(key, "reconcile") == 0)
+		{
+			Datum		v[1];
+			uint64		m;
+			SPITupleTable *et;
+
+			if (strcmp(jtype, "array") != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("options.reconcile must be an array of measures, not %s", shown),
+						 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
+			v[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(shown));
+			rc = SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof(e), e OPERATOR(pg_catalog.#>>) '{}'"
+									   " FROM pg_catalog.jsonb_array_elements($1) e",
+									   1, types, v, NULL, true, 0);
+			if (rc != SPI_OK_SELECT)
+				elog(ERROR, "could not read options.reconcile");
+			m = SPI_processed;
+			et = SPI_tuptable;
+			for (uint64 j = 0; j < m; j++)
+			{
+				char	   *mt = SPI_getvalue(et->vals[j], et->tupdesc, 1);
+				char	   *mv = SPI_getvalue(et->vals[j], et->tupdesc, 2);
+
+				if (strcmp(mt, "string") != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("options.reconcile must hold strings, not %s", mv ? mv : "null")));
+				opts->reconcile = lappend(opts->reconcile,
+										  BackfillCheckExpr(mv, "options.reconcile"));
+			}
+		}
+	}
+
+	if (partitioned && opts->chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.chunk is for plain tables"),
+				 errdetail("The tasks of a partitioned table are its partitions.")));
+	if (!partitioned && (opts->window_column == NULL || opts->chunk == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
+				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
+
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"max_workers\": %d, \"pause_ms\": %d, \"max_attempts\": %d, \"on_error\": \"%s\"",
+					 opts->max_workers, opts->pause_ms, opts->max_attempts,
+					 opts->on_error_continue ? "continue" : "stop");
+	appendStringInfo(&buf, ", \"refresh_dependents\": %s, \"check_untouched\": %s, \"allow_empty\": %s"
+					 ", \"keep_old\": %s, \"delete_missing\": %s",
+					 opts->refresh_dependents ? "true" : "false", opts->check_untouched ? "true" : "false",
+					 opts->allow_empty ? "true" : "false", opts->keep_old ? "true" : "false",
+					 opts->delete_missing ? "true" : "false");
+	AppendJsonString(&buf, "statement_timeout", opts->statement_timeout);
+	AppendJsonString(&buf, "lock_timeout", opts->lock_timeout);
+	AppendJsonString(&buf, "work_mem", opts->work_mem);
+	AppendJsonString(&buf, "max_parallel_workers_per_gather", opts->max_parallel_workers_per_gather);
+	appendStringInfoString(&buf, ", \"reconcile\": [");
+	foreach(lc, opts->reconcile)
+	{
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(&buf, ", ");
+		escape_json(&buf, (char *) lfirst(lc));
+	}
+	appendStringInfo(&buf, "], \"reconcile_tolerance\": %s", opts->reconcile_tolerance);
+	AppendJsonString(&buf, "window_column", opts->window_column);
+	AppendJsonString(&buf, "chunk", opts->chunk);
+	AppendJsonString(&buf, "search_path", opts->search_path);
+	appendStringInfoChar(&buf, '}');
+	opts->normalized = buf.data;
+}
+
+/* The schema-qualified, quoted name of a state table. */
+static char *
+StateTable(Oid extschema, const char *name)
+{
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
+}
+
+/* Read run runid into run; an error if there is none.  Must be called inside SPI. */
+void
+BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(runid)};
+	int			rc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	char	   *v;
+	int			nest;
+
+	rc = SPI_execute_with_args(psprintf("SELECT target, strategy, source, key::pg_catalog.text, window_column,"
+										" window_type, range_from, range_to, options::pg_catalog.text,"
+										" pinned::pg_catalog.text, dependents::pg_catalog.text,"
+										" untouched::pg_catalog.text, status, cron_job"
+										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+										StateTable(extschema, "backfill_runs")),
+							   1, types, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_runs");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
+				 errhint("backfill_plan returns the id of the run it plans.")));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	memset(run, 0, sizeof(*run));
+	run->id = runid;
+	run->extschema = extschema;
+	run->target = SPI_getvalue(tup, desc, 1);
+	run->strategy = SPI_getvalue(tup, desc, 2);
+	run->source = SPI_getvalue(tup, desc, 3);
+	run->keytext = SPI_getvalue(tup, desc, 4);
+	run->window_column = SPI_getvalue(tup, desc, 5);
+	run->window_type = SPI_getvalue(tup, desc, 6);
+	run->range_from = SPI_getvalue(tup, desc, 7);
+	run->range_to = SPI_getvalue(tup, desc, 8);
+	v = SPI_getvalue(tup, desc, 9);
+	run->pinned = SPI_getvalue(tup, desc, 10);
+	run->dependents = SPI_getvalue(tup, desc, 11);
+	run->untouched = SPI_getvalue(tup, desc, 12);
+	run->status = SPI_getvalue(tup, desc, 13);
+	run->cron_job = SPI_getvalue(tup, desc, 14) ? pg_strtoint64(SPI_getvalue(tup, desc, 14)) : 0;
+	if (run->keytext)
+		run->key = BackfillColumnList(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, run->keytext,
+																			  TEXTOID, -1)), "key");
+
+	run->targetoid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(run->target)),
+									  NoLock, true);
+	run->partitioned = OidIsValid(run->targetoid) &&
+		get_rel_relkind(run->targetoid) == RELKIND_PARTITIONED_TABLE;
+	/* options were checked at plan time; read them under the names they were checked with */
+	nest = BackfillPinSearchPath();
+	BackfillParseRunOptions(v, run->partitioned || !OidIsValid(run->targetoid), &run->opts);
+	BackfillUnpinSearchPath(nest);
+}
+
+/* Only a member of the role owning the target may act on a run. */
+void
+BackfillRunCheckRights(BackfillRun *run, const char *action)
+{
+	if (!OidIsValid(run->targetoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table %s of run " INT64_FORMAT " no longer exists", run->target, run->id)));
+	if (!has_privs_of_role(GetUserId(), BackfillRelOwner(run->targetoid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of table %s to %s run " INT64_FORMAT, run->target, action, run->id)));
+}
+
+/* Set the status of a run (and its error, its start and end times). */
+void
+BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3] = {Int64GetDatum(run->id), CStringGetTextDatum(status),
+	error ? CStringGetTextDatum(error) : (Datum) 0};
+	char		nulls[3] = {' ', ' ', error ? ' ' : 'n'};
+
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET status = $2, error = $3,"
+									  " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,"
+									  " finished_at = CASE WHEN $2 IN ('done', 'failed', 'blocked', 'cancelled') THEN now() END"
+									  " WHERE id = $1", StateTable(run->extschema, "backfill_runs")),
+							 3, types, values, nulls, 0);
+	run->status = pstrdup(status);
+}
+
+/* The schema of pg_cron in this database, or NULL. */
+static char *
+CronSchema(void)
+{
+	int			rc = SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e"
+								 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
+								 " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'", true, 1);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_extension");
+	return SPI_processed ? SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1) : NULL;
+}
+
+/*
+ * Remove the pg_cron job of a run, if it has one.  A job that is gone
+ * already, or that this role may not remove, is reported and forgotten.
+ */
+void
+BackfillRunUnschedule(BackfillRun *run)
+{
+	char	   *cron;
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+
+	if (run->cron_job == 0)
+		return;
+	cron = CronSchema();
+	if (cron)
+	{
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			Datum		job[1] = {Int64GetDatum(run->cron_job)};
+
+			if (SPI_execute_with_args(psprintf("SELECT %s.unschedule($1)", quote_identifier(cron)),
+									  1, types, job, NULL, false, 1) != SPI_OK_SELECT)
+				elog(ERROR, "cron.unschedule failed");
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+
+			ereport(WARNING,
+					(errmsg("could not remove pg_cron job " INT64_FORMAT " of run " INT64_FORMAT ": %s",
+							run->cron_job, run->id, edata->message)));
+		}
+		PG_END_TRY();
+	}
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET cron_job = NULL WHERE id = $1",
+									  StateTable(run->extschema, "backfill_runs")),
+							 1, types, values, NULL, 0);
+	run->cron_job = 0;
+}
+
+/*
+ * The current definition of a pinned object, found by its qualified name;
+ * NULL when there is no such object.
+ */
+char *
+BackfillPinnedDefinition(const char *kind, const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	const char *sql;
+	int			nest = BackfillPinSearchPath();
+	int			rc;
+	char	   *def = NULL;
+
+	if (strcmp(kind, "function") == 0)
+		sql = "SELECT CASE WHEN p.prokind = 'a'"
+			" THEN (SELECT a::text FROM pg_aggregate a WHERE a.aggfnoid = p.oid)"
+			" ELSE pg_get_functiondef(p.oid) END"
+			" FROM pg_proc p WHERE p.oid = to_regprocedure($1)";
+	else
+		sql = "SELECT pg_get_viewdef(c.oid) FROM pg_class c WHERE c.oid = to_regclass($1)";
+	rc = SPI_execute_with_args(sql, 1, types, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the definition of %s", name);
+	if (SPI_processed > 0)
+		def = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	BackfillUnpinSearchPath(nest);
+	return def;
+}
+
+/* NULL when every pinned object is as planned, else what changed, as a sentence. */
+char *
+BackfillPinnedChange(BackfillRun *run)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->pinned))};
+	int			rc;
+	uint64		n;
+	SPITupleTable *tt;
+
+	rc = SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'kind', e OPERATOR(pg_catalog.->>) 'name',"
+							   " e OPERATOR(pg_catalog.->>) 'definition' FROM pg_catalog.jsonb_array_elements($1) e",
+							   1, types, values, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the pinned code of run " INT64_FORMAT, run->id);
+	n = SPI_processed;
+	tt = SPI_tuptable;
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *kind = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+		char	   *name = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
+		char	   *planned = SPI_getvalue(tt->vals[i], tt->tupdesc, 3);
+		char	   *now = BackfillPinnedDefinition(kind, name);
+
+		if (now == NULL)
+			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", kind, name, run->id);
+		if (strcmp(now, planned) != 0)
+			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", kind, name, run->id);
+	}
+	return NULL;
+}
+
+/* Connect, read the run, check the caller's right to act on it. */
+static void
+OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	PreventCommandIfReadOnly(psprintf("backfill_%s()", action));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), run);
+	BackfillRunCheckRights(run, action);
+	/* one status change at a time per run */
+	{
+		Oid			types[1] = {INT8OID};
+		Datum		values[1] = {Int64GetDatum(run->id)};
+
+		(void) BackfillStateExec(run->extschema,
+								 psprintf("SELECT 1 FROM %s WHERE id = $1 FOR UPDATE",
+										  StateTable(run->extschema, "backfill_runs")),
+								 1, types, values, NULL, 0);
+	}
+	BackfillRunLoad(run->extschema, run->id, run);
+}
+
+static Datum
+CloseRun(BackfillRun *run)
+{
+	Datum		result = CStringGetTextDatum(run->status);
+
+	SPI_finish();
+	return result;
+}
+
+static void
+RefuseStatus(BackfillRun *run, const char *action)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("run " INT64_FORMAT " is %s: it cannot be %s", run->id, run->status, action)));
+}
+
+PG_FUNCTION_INFO_V1(backfill_pause);
+
+/* backfill_pause(run_id bigint) RETURNS text */
+Datum
+backfill_pause(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+
+	OpenRun(fcinfo, &run, "pause");
+	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
+		RefuseStatus(&run, "paused");
+	BackfillRunSetStatus(&run, "paused", NULL);
+	BackfillRunUnschedule(&run);
+	PG_RETURN_DATUM(CloseRun(&run));
+}
+
+PG_FUNCTION_INFO_V1(backfill_resume);
+
+/* backfill_resume(run_id bigint) RETURNS text */
+Datum
+backfill_resume(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+
+	OpenRun(fcinfo, &run, "resume");
+	if (strcmp(run.status, "blocked") == 0)
+	{
+		char	   *change = BackfillPinnedChange(&run);
+
+		if (change)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("run " INT64_FORMAT " stays blocked: %s", run.id, change),
+					 errhint("Restore the definition it was planned with, or cancel the run and plan a new one.")));
+	}
+	else if (strcmp(run.status, "paused") != 0 && strcmp(run.status, "failed") != 0)
+		RefuseStatus(&run, "resumed");
+	BackfillRunSetStatus(&run, "running", NULL);
+	PG_RETURN_DATUM(CloseRun(&run));
+}
+
+PG_FUNCTION_INFO_V1(backfill_cancel);
+
+/* backfill_cancel(run_id bigint) RETURNS text */
+Datum
+backfill_cancel(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+
+	OpenRun(fcinfo, &run, "cancel");
+	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "cancelled") == 0)
+		RefuseStatus(&run, "cancelled");
+	BackfillRunSetStatus(&run, "cancelled", NULL);
+	BackfillRunUnschedule(&run);
+	PG_RETURN_DATUM(CloseRun(&run));
+}
+
+PG_FUNCTION_INFO_V1(backfill_retry);
+
+/* backfill_retry(run_id bigint, task integer) RETURNS text */
+Datum
+backfill_retry(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2];
+	int			rc;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL")));
+	OpenRun(fcinfo, &run, "retry");
+	if (strcmp(run.status, "cancelled") == 0)
+		RefuseStatus(&run, "retried");
+	values[0] = Int64GetDatum(run.id);
+	values[1] = Int32GetDatum(PG_GETARG_INT32(1));
+	rc = BackfillStateExec(run.extschema,
+						   psprintf("UPDATE %s SET status = 'pending', attempts = 0, error = NULL"
+									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed')",
+									StateTable(run.extschema, "backfill_tasks")),
+						   2, types, values, NULL, 0);
+	if (rc != SPI_OK_UPDATE)
+		elog(ERROR, "could not update backfill_tasks");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run " INT64_FORMAT " has no finished or failed task %d", run.id, PG_GETARG_INT32(1)),
+				 errhint("A pending task runs anyway; see backfill_tasks for the task numbers.")));
+	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "failed") == 0)
+		BackfillRunSetStatus(&run, "running", NULL);
+	PG_RETURN_DATUM(CloseRun(&run));
+}
+
+PG_FUNCTION_INFO_V1(backfill_schedule);
+
+/* backfill_schedule(run_id bigint, schedule text, tasks_per_tick integer) RETURNS bigint */
+Datum
+backfill_schedule(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+	const char *schedule = BackfillArgText(fcinfo, 1, "schedule");
+	int			per_tick;
+	char	   *cron;
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3];
+	int			rc;
+	bool		isnull;
+	int64		job;
+
+	if (PG_ARGISNULL(2) || PG_GETARG_INT32(2) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tasks_per_tick must be at least 1")));
+	per_tick = PG_GETARG_INT32(2);
+	OpenRun(fcinfo, &run, "schedule");
+	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
+		RefuseStatus(&run, "scheduled");
+	cron = CronSchema();
+	if (cron == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pg_cron is not installed in this database"),
+				 errhint("Add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron, or call"
+						 " CALL backfill_run(" INT64_FORMAT ") from a scheduler of your own.", run.id)));
+	if (run.cron_job != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " is already scheduled as pg_cron job " INT64_FORMAT,
+						run.id, run.cron_job)));
+
+	/* one CALL alone: pg_cron runs anything more as one transaction, where it cannot commit */
+	values[0] = CStringGetTextDatum(psprintf("backfill_run_" INT64_FORMAT, run.id));
+	values[1] = CStringGetTextDatum(schedule);
+	values[2] = CStringGetTextDatum(psprintf("CALL %s.backfill_run(" INT64_FORMAT ", %d)",
+											 quote_identifier(get_namespace_name(run.extschema)),
+											 run.id, per_tick));
+	rc = SPI_execute_with_args(psprintf("SELECT %s.schedule($1, $2, $3)", quote_identifier(cron)),
+							   3, types, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "cron.schedule failed");
+	job = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	{
+		Oid			t2[2] = {INT8OID, INT8OID};
+		Datum		v2[2] = {Int64GetDatum(run.id), Int64GetDatum(job)};
+
+		(void) BackfillStateExec(run.extschema,
+								 psprintf("UPDATE %s SET cron_job = $2 WHERE id = $1",
+										  StateTable(run.extschema, "backfill_runs")),
+								 2, t2, v2, NULL, 0);
+	}
+	SPI_finish();
+	PG_RETURN_INT64(job);
+}
+
+PG_FUNCTION_INFO_V1(backfill_run_progress);
+
+/* backfill_run_progress() RETURNS TABLE(...): one row per run. */
+Datum
+backfill_run_progress(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			extschema = BackfillExtensionSchema(fcinfo);
+	int			rc;
+	int			nest;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	nest = BackfillPinSearchPath();
+	rc = SPI_execute(psprintf(
+		"SELECT r.id, r.target, r.strategy, r.status, count(t.task),"
+		" count(t.task) FILTER (WHERE t.status = 'done'),"
+		" count(t.task) FILTER (WHERE t.status = 'failed'),"
+		" count(t.task) FILTER (WHERE t.status = 'pending'),"
+		" coalesce(sum(t.rows_after) FILTER (WHERE t.status = 'done'), 0)::bigint,"
+		" r.started_at, coalesce(r.finished_at, CASE WHEN r.started_at IS NOT NULL THEN clock_timestamp() END)"
+		"   - r.started_at,"
+		" CASE WHEN r.status IN ('planned', 'running', 'paused')"
+		"   AND count(t.task) FILTER (WHERE t.status = 'done') > 0 THEN"
+		"   make_interval(secs => avg(t.seconds) FILTER (WHERE t.status = 'done')"
+		"     * count(t.task) FILTER (WHERE t.status = 'pending')"
+		"     / greatest(1, least((r.options ->> 'max_workers')::int,"
+		"                        count(t.task) FILTER (WHERE t.status = 'pending'))))"
+		" END,"
+		" r.refreshed,"
+		" (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
+		"   WHERE NOT (u ->> 'same')::boolean),"
+		" r.error"
+		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
+		StateTable(extschema, "backfill_runs"), StateTable(extschema, "backfill_tasks")), true, 0);
+	BackfillUnpinSearchPath(nest);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_runs");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		values[15];
+		bool		nulls[15];
+
+		for (int c = 0; c < 15; c++)
+			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
