@@ -1,0 +1,135 @@
+-- Runs: a six-day range backfilled partition by partition, one commit per task
+SET datestyle = 'ISO';
+CREATE TABLE rn_orders (order_id bigint, order_date date, amount numeric(12,2), refunded boolean);
+INSERT INTO rn_orders
+SELECT g, date '2026-03-10' + (g % 8), (g % 500) + 0.25, g % 11 = 0
+FROM generate_series(1, 8000) g;
+
+-- The serving table, one partition per day, filled by a model that kept refunded orders.
+CREATE TABLE rn_revenue (
+	order_id bigint NOT NULL,
+	order_date date NOT NULL,
+	revenue numeric(12,2) NOT NULL,
+	PRIMARY KEY (order_id, order_date)
+) PARTITION BY RANGE (order_date);
+SELECT format('CREATE TABLE %I PARTITION OF rn_revenue FOR VALUES FROM (%L) TO (%L)',
+			  'rn_revenue_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
+FROM generate_series(date '2026-03-10', date '2026-03-17', interval '1 day') d \gexec
+INSERT INTO rn_revenue SELECT order_id, order_date, amount FROM rn_orders;
+CREATE MATERIALIZED VIEW rn_mart AS
+	SELECT order_date, sum(revenue) AS revenue FROM rn_revenue GROUP BY order_date;
+CREATE UNIQUE INDEX ON rn_mart (order_date);
+
+-- The fixed model is a view: the run pins its definition.
+CREATE VIEW rn_model AS
+	SELECT order_id, order_date, CASE WHEN refunded THEN 0 ELSE amount END AS revenue FROM rn_orders;
+
+-- Plan 2026-03-11 .. 2026-03-16: one task per partition; the days around it stay as they are.
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-17',
+	$$SELECT * FROM rn_model WHERE order_date >= $1 AND order_date < $2$$,
+	options => '{"reconcile": ["count(*)", "sum(revenue)"], "max_workers": 1}') AS run \gset
+SELECT task, partition, range_from, range_to, status FROM backfill_tasks WHERE run_id = :run ORDER BY task;
+SELECT status, p->>'kind' AS pinned_kind, p->>'name' AS pinned_name, dependents
+FROM backfill_runs, jsonb_array_elements(pinned) p WHERE id = :run;
+SELECT u->>'partition' AS outside_the_range FROM backfill_runs, jsonb_array_elements(untouched) u
+WHERE id = :run ORDER BY 1;
+
+-- Dry run of the first task: computed, compared with the live partition, reconciled, rolled back.
+CREATE TEMP TABLE before_dry AS SELECT * FROM backfill_fingerprint('rn_revenue_20260311');
+SELECT task, partition, rows_before, rows_after, added, removed, changed IS NULL AS changed_needs_a_key,
+	   fingerprint_before <> fingerprint_after AS would_change, reconciled,
+	   jsonb_array_length(reconcile) AS measures
+FROM backfill_dry_run(:run);
+SELECT f = b AS dry_run_changed_nothing FROM backfill_fingerprint('rn_revenue_20260311') f, before_dry b;
+SELECT count(*) AS log_records FROM backfill_log WHERE run_id = :run;
+
+-- Two tasks now; each commits on its own.  (Each task prints a progress NOTICE with timings.)
+SET client_min_messages = warning;
+CALL backfill_run(:run, 2);
+SELECT status, tasks_total, tasks_done, tasks_pending FROM backfill_progress WHERE run_id = :run;
+
+-- Paused, a call does nothing; resumed, it finishes the run and refreshes the mart.
+SELECT backfill_pause(:run);
+CALL backfill_run(:run);
+SELECT tasks_done FROM backfill_progress WHERE run_id = :run;
+SELECT backfill_resume(:run);
+CALL backfill_run(:run);
+RESET client_min_messages;
+SELECT status, tasks_done, tasks_failed, rows_written, refreshed->0->>'name' AS refreshed,
+	   untouched_changed
+FROM backfill_progress WHERE run_id = :run;
+SELECT task, status, attempts, rows_before = rows_after AS same_rows,
+	   fingerprint_before <> fingerprint_after AS rewritten, reconcile->1->>'ok' AS sum_reconciled
+FROM backfill_tasks WHERE run_id = :run ORDER BY task;
+SELECT operation, partition, rows_after FROM backfill_log WHERE run_id = :run ORDER BY id;
+
+-- The range now agrees with the model; the mart with the table.
+SELECT measure, ok FROM backfill_reconcile(
+	$$SELECT * FROM rn_revenue WHERE order_date >= '2026-03-11' AND order_date < '2026-03-17'$$,
+	$$SELECT * FROM rn_model WHERE order_date >= '2026-03-11' AND order_date < '2026-03-17'$$,
+	ARRAY['count(*)', 'sum(revenue)']);
+SELECT measure, ok FROM backfill_reconcile('TABLE rn_mart',
+	'SELECT order_date, sum(revenue) AS revenue FROM rn_revenue GROUP BY 1', ARRAY['sum(revenue)']);
+SELECT count(*) AS staging_tables_left FROM pg_class WHERE relname LIKE 'backfill_stage%';
+
+-- A run is done once.
+CALL backfill_run(:run);
+
+-- The model changes after planning: the run stops, blocked, before computing with it.
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13',
+	$$SELECT * FROM rn_model WHERE order_date >= $1 AND order_date < $2$$) AS run2 \gset
+CREATE OR REPLACE VIEW rn_model AS
+	SELECT order_id, order_date, amount + 0 AS revenue FROM rn_orders;
+CALL backfill_run(:run2);
+SELECT status, error FROM backfill_runs WHERE id = :run2;
+SELECT backfill_resume(:run2);
+-- Back to the definition it was planned with, it may go on.
+CREATE OR REPLACE VIEW rn_model AS
+	SELECT order_id, order_date, CASE WHEN refunded THEN 0 ELSE amount END AS revenue FROM rn_orders;
+SELECT backfill_resume(:run2);
+SET client_min_messages = warning;
+CALL backfill_run(:run2);
+RESET client_min_messages;
+SELECT status FROM backfill_runs WHERE id = :run2;
+
+-- A failing task: with on_error stop the run stops there, the task's data rolled back.
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13',
+	$$SELECT order_id, order_date, revenue / (order_date - date '2026-03-12') AS revenue
+	  FROM rn_model WHERE order_date >= $1 AND order_date < $2$$,
+	options => '{"max_attempts": 2}') AS run3 \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run3);
+RESET client_min_messages;
+SELECT task, status, attempts, error FROM backfill_tasks WHERE run_id = :run3 ORDER BY task;
+SELECT status FROM backfill_runs WHERE id = :run3;
+SELECT backfill_cancel(:run3);
+CALL backfill_run(:run3);
+
+-- A plain table, in chunks of two days, replaced by delete and insert per chunk.
+CREATE TABLE rn_flat (order_id bigint, order_date date, revenue numeric(12,2));
+INSERT INTO rn_flat SELECT order_id, order_date, amount FROM rn_orders;
+SELECT backfill_plan('rn_flat', '2026-03-11', '2026-03-16',
+	$$SELECT * FROM rn_model WHERE order_date >= $1 AND order_date < $2$$,
+	options => '{"window_column": "order_date", "chunk": "2 days"}') AS run4 \gset
+SELECT task, partition, range_from, range_to FROM backfill_tasks WHERE run_id = :run4 ORDER BY task;
+SET client_min_messages = warning;
+CALL backfill_run(:run4);
+RESET client_min_messages;
+SELECT DISTINCT operation FROM backfill_log WHERE run_id = :run4;
+SELECT measure, ok FROM backfill_reconcile(
+	$$SELECT * FROM rn_flat WHERE order_date >= '2026-03-11' AND order_date < '2026-03-16'$$,
+	$$SELECT * FROM rn_model WHERE order_date >= '2026-03-11' AND order_date < '2026-03-16'$$,
+	ARRAY['count(*)', 'sum(revenue)']);
+
+-- Plans that are refused, and why.
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_model', 'append');
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-20', 'SELECT * FROM rn_model');
+SELECT backfill_plan('rn_revenue', '2026-03-13', '2026-03-11', 'SELECT * FROM rn_model');
+SELECT backfill_plan('rn_revenue', 'soon', '2026-03-13', 'SELECT * FROM rn_model');
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_model WHERE order_date = $3');
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_model', options => '{"workers": 2}');
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_model', options => '{"max_workers": 0}');
+SELECT backfill_plan('rn_flat', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_model');
+BEGIN;
+CALL backfill_run(:run);
+ROLLBACK;
