@@ -538,7 +538,8 @@ ChunkTasks(Oid type, const char *typname, const char *lotext, const char *hitext
 		if (n == NULL || strcmp(QueryText2(less, at, n), "true") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.chunk must be positive, not \"%s\"", chunk)));
+					 errmsg("options.chunk must be positive, not \"%s\"", chunk),
+					 errdetail("%s plus %s is not after %s.", at, chunk, at)));
 		if (strcmp(QueryText2(less, n, hitext), "true") != 0)
 			n = (char *) hitext;
 		t->lo = at;
@@ -743,9 +744,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 	typname = format_type_extended(keytype, keytypmod,
 								   FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
 
-	nest = PinFormats();
+	/* read in the session's formats, written in ISO */
 	lo = ReadValue(lotext, "range_from", keytype, keytypmod);
 	hi = ReadValue(hitext, "range_to", keytype, keytypmod);
+	nest = PinFormats();
 	lotext = WriteValue(lo, keytype);
 	hitext = WriteValue(hi, keytype);
 	if (DatumGetInt32(FunctionCall2Coll(&cmp, keycoll, lo, hi)) >= 0)

@@ -1,0 +1,172 @@
+# t/004_schedule.pl: pg_cron drives a run to its end.
+#
+# backfill_schedule(run, schedule, tasks_per_tick) makes a pg_cron job whose
+# command is one CALL backfill_run(run, tasks_per_tick), alone, so that the
+# procedure can commit after every task inside the job.  A run begun by hand
+# (two of its three tasks) is scheduled and left to pg_cron: a tick runs the
+# last task and finishes the run, and the job removes itself (no row in
+# cron.job, backfill_runs.cron_job NULL).  The data then fingerprints as a
+# twin backfilled by hand.  Pausing a scheduled run removes its job too, and in
+# a database without pg_cron backfill_schedule fails with 42704, saying so.
+#
+# pg_cron 1.4 (Debian's postgresql-15-cron) schedules by the minute at best
+# ('* * * * *'): the test waits for the next minute's tick, up to a minute.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('cron');
+$node->init;
+$node->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 20
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION pg_cron;
+	CREATE EXTENSION backfill;
+	CREATE TABLE orders (order_id bigint, order_date date, amount numeric(12,2), refunded boolean);
+	INSERT INTO orders SELECT g, date '2026-03-10' + (g % 4), g % 500, g % 11 = 0
+	FROM generate_series(1, 8000) g;
+});
+
+# fct_0310 .. fct_0313, filled by the buggy model (refunds counted as revenue)
+sub make_fct
+{
+	my ($db, $name) = @_;
+	my $sql = "CREATE TABLE $name (order_id bigint NOT NULL, order_date date NOT NULL,"
+	  . " revenue numeric(12,2)) PARTITION BY RANGE (order_date);\n";
+	for my $i (0 .. 3)
+	{
+		$sql .= sprintf(
+			"CREATE TABLE %s_03%02d PARTITION OF %s FOR VALUES FROM (date '2026-03-10' + %d) TO (date '2026-03-10' + %d);\n",
+			$name, 10 + $i, $name, $i, $i + 1);
+	}
+	$sql .= "INSERT INTO $name SELECT order_id, order_date, amount FROM orders;\n" if $db eq 'postgres';
+	$node->safe_psql($db, $sql);
+}
+
+# the fixed model
+my $source = q{SELECT order_id, order_date, CASE WHEN refunded THEN -amount ELSE amount END AS revenue
+	FROM orders WHERE order_date >= $1 AND order_date < $2};
+
+# a run over 2026-03-11 .. 2026-03-13: three tasks
+sub plan_run
+{
+	my ($db, $table) = @_;
+	return $node->safe_psql($db,
+		"SELECT backfill_plan('$table', '2026-03-11', '2026-03-14', \$q\$$source\$q\$,"
+		  . q{ options => '{"reconcile": ["count(*)", "sum(revenue)"]}')});
+}
+
+sub fingerprints
+{
+	my ($table) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(right(c.relname, 4) || ' ' || (backfill_fingerprint(c.oid)).hash, ', ' ORDER BY c.relname)"
+		  . " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = '$table'::regclass");
+}
+
+sub tasks
+{
+	my ($run) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT string_agg(task || ':' || status || ':' || attempts, ' ' ORDER BY task)"
+		  . " FROM backfill_tasks WHERE run_id = $run");
+}
+
+# Poll a query until it returns 't', for at most $seconds.
+sub wait_until
+{
+	my ($query, $seconds) = @_;
+	for (1 .. $seconds * 2)
+	{
+		return 1 if $node->safe_psql('postgres', $query) eq 't';
+		usleep(500_000);
+	}
+	return 0;
+}
+
+# Without pg_cron in the database, scheduling is refused and changes nothing.
+{
+	$node->safe_psql('postgres', 'CREATE DATABASE nocron');
+	$node->safe_psql('nocron', 'CREATE EXTENSION backfill; CREATE TABLE orders (order_id bigint, order_date date, amount numeric(12,2), refunded boolean)');
+	make_fct('nocron', 'fct');
+	my $run = plan_run('nocron', 'fct');
+	my ($ret, $out, $err) = $node->psql('nocron',
+		"\\set VERBOSITY verbose\nSELECT backfill_schedule($run, '* * * * *', 2)");
+	isnt($ret, 0, 'backfill_schedule fails in a database without pg_cron');
+	like($err, qr/ERROR:  42704: pg_cron is not installed in this database/,
+		'with SQLSTATE 42704, saying pg_cron is not installed');
+	is($node->safe_psql('nocron', "SELECT status || ' ' || coalesce(cron_job::text, 'none') FROM backfill_runs WHERE id = $run"),
+		'planned none', 'the run is left planned, with no job');
+}
+
+# Pausing a scheduled run removes its job (scheduled for New Year: no tick comes first).
+{
+	make_fct('postgres', 'fct_p');
+	my $run = plan_run('postgres', 'fct_p');
+	my $job = $node->safe_psql('postgres', "SELECT backfill_schedule($run, '0 0 1 1 *', 2)");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $job"),
+		'1', 'a scheduled run has its job in cron.job');
+	is($node->safe_psql('postgres', "SELECT backfill_pause($run)"), 'paused', 'the run is paused');
+	is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $job"),
+		'0', 'pausing the run removed its job from cron.job');
+	is($node->safe_psql('postgres', "SELECT cron_job IS NULL FROM backfill_runs WHERE id = $run"),
+		't', 'and from the run');
+	is($node->safe_psql('postgres', "SELECT backfill_cancel($run)"), 'cancelled', 'the paused run is cancelled');
+}
+
+# The reference: a twin backfilled by hand.
+make_fct('postgres', 'fct');
+make_fct('postgres', 'fct_twin');
+my $twin_run = plan_run('postgres', 'fct_twin');
+$node->safe_psql('postgres', "CALL backfill_run($twin_run)");
+my $twin = fingerprints('fct_twin');
+my $before = fingerprints('fct');
+isnt($before, $twin, 'the fixed model changes the data');
+
+# Begun by hand, two tasks of three, then left to pg_cron.
+my $run = plan_run('postgres', 'fct');
+$node->safe_psql('postgres', "CALL backfill_run($run, 2)");
+is(tasks($run), '1:done:1 2:done:1 3:pending:0', 'by hand, two tasks are done, one is left');
+
+my $job = $node->safe_psql('postgres', "SELECT backfill_schedule($run, '* * * * *', 2)");
+like($job, qr/^\d+$/, 'backfill_schedule returns a job id');
+is($node->safe_psql('postgres',
+		"SELECT schedule || ' | ' || command || ' | ' || database || ' | ' || active FROM cron.job WHERE jobid = $job"),
+	"* * * * * | CALL public.backfill_run($run, 2) | postgres | t",
+	'the job runs one CALL backfill_run of the run, two tasks a tick, in this database');
+is($node->safe_psql('postgres', "SELECT cron_job FROM backfill_runs WHERE id = $run"),
+	$job, 'the run records its job');
+
+ok(wait_until("SELECT status = 'done' FROM backfill_runs WHERE id = $run", 90),
+	'pg_cron finishes the run');
+is(tasks($run), '1:done:1 2:done:1 3:done:1', 'every task is done, once');
+is(fingerprints('fct'), $twin, 'the data fingerprints as the twin backfilled by hand');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FILTER (WHERE (r->>'ok')::boolean) FROM backfill_tasks, jsonb_array_elements(reconcile) r"
+		  . " WHERE run_id = $run"),
+	'6', 'every task reconciled count(*) and sum(revenue) with its source');
+is($node->safe_psql('postgres', "SELECT count(*) FROM backfill_log WHERE run_id = $run"),
+	'3', 'one log record per task');
+is($node->safe_psql('postgres',
+		"SELECT bool_and((u->>'same')::boolean) FROM backfill_runs, jsonb_array_elements(untouched_after) u"
+		  . " WHERE id = $run"),
+	't', 'nothing outside the range changed');
+is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $job"),
+	'0', 'the job removed itself from cron.job');
+is($node->safe_psql('postgres', "SELECT cron_job IS NULL FROM backfill_runs WHERE id = $run"),
+	't', 'the run no longer names a job');
+ok(wait_until("SELECT count(*) > 0 AND bool_and(status = 'succeeded') FROM cron.job_run_details WHERE jobid = $job", 30),
+	'pg_cron recorded the job as succeeded');
+
+$node->stop;
+done_testing();
