@@ -102,8 +102,25 @@ CALL backfill_run(:run3);
 RESET client_min_messages;
 SELECT task, status, attempts, error FROM backfill_tasks WHERE run_id = :run3 ORDER BY task;
 SELECT status FROM backfill_runs WHERE id = :run3;
+-- Called again, the failed task is tried again, up to max_attempts; finished tasks are not redone.
+CALL backfill_run(:run3);
+CALL backfill_run(:run3);
+SELECT task, status, attempts FROM backfill_tasks WHERE run_id = :run3 ORDER BY task;
+SELECT count(*) AS log_records FROM backfill_log WHERE run_id = :run3;
 SELECT backfill_cancel(:run3);
 CALL backfill_run(:run3);
+
+-- on_error continue: a task over its statement_timeout fails, the others go on, the run reports it.
+SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-14',
+	$$SELECT m.* FROM rn_model m
+	  CROSS JOIN LATERAL (SELECT CASE WHEN $1 = date '2026-03-12' THEN pg_sleep(5) END) AS slow
+	  WHERE m.order_date >= $1 AND m.order_date < $2$$,
+	options => '{"on_error": "continue", "statement_timeout": "200ms", "max_attempts": 1}') AS run5 \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run5);
+RESET client_min_messages;
+SELECT task, status, attempts, error FROM backfill_tasks WHERE run_id = :run5 ORDER BY task;
+SELECT status, tasks_done, tasks_failed FROM backfill_progress WHERE run_id = :run5;
 
 -- A plain table, in chunks of two days, replaced by delete and insert per chunk.
 CREATE TABLE rn_flat (order_id bigint, order_date date, revenue numeric(12,2));
