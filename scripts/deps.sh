@@ -13,6 +13,8 @@ packages=(
 	libtap-parser-sourcehandler-pgtap-perl
 	libipc-run-perl
 	build-essential
+	chromium
+	python3
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # scripts/run_tests.sh: every test suite, against the cluster scripts/with_cluster.sh started.
 #
 # pg_regress (sql/ -> expected/), isolation specs (specs/), Perl TAP tests (t/, their own
-# clusters), then pgTAP suites (test/) through pg_prove, whose summary closes the output.
+# clusters), the demo with its checks and its chart rendered in headless Chromium, then pgTAP
+# suites (test/) through pg_prove, whose summary closes the output.
 # Every suite runs even when an earlier one failed; the exit status is non-zero if any did.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,6 +48,17 @@ if [ -e "${tap[0]}" ]; then
 		prove -I "$PGXS_DIR/test/perl" t/*.pl); then
 		failed+=(tap)
 	fi
+fi
+
+echo "== demo (make demo's lab and its checks, then its chart in headless Chromium) =="
+if scripts/run_demo.sh > "$BACKFILL_TMP/demo.log" 2>&1; then
+	echo "demo: $(grep -c '^ checked: ' "$BACKFILL_TMP/demo.log") checks held"
+	if ! scripts/check_chart.py demo/revenue.html; then
+		failed+=(chart)
+	fi
+else
+	tail -n 40 "$BACKFILL_TMP/demo.log"
+	failed+=(demo)
 fi
 
 echo "== pgTAP =="
