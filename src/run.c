@@ -509,6 +509,7 @@ ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 	HeapTuple	tup;
 	TupleDesc	desc;
 
+	task->task = 0;
 	initStringInfo(&skip);
 	appendStringInfoChar(&skip, '{');
 	foreach(lc, failed_here)
@@ -951,8 +952,6 @@ backfill_run(PG_FUNCTION_ARGS)
 			BackfillRunUnschedule(&run);
 			break;
 		}
-		if (max_tasks > 0 && done_here >= max_tasks)
-			break;
 
 		change = BackfillPinnedChange(&run);
 		if (change)
@@ -974,7 +973,13 @@ backfill_run(PG_FUNCTION_ARGS)
 							run.opts.max_workers, run.opts.max_workers == 1 ? " is" : "s are")));
 			break;
 		}
-		if (!ClaimTask(&run, failed_here, &task))
+		if (ClaimTask(&run, failed_here, &task) && max_tasks > 0 && done_here >= max_tasks)
+		{
+			/* enough for this call, and a task is left: let it go */
+			SPI_commit();
+			break;
+		}
+		if (task.task == 0)
 		{
 			int64		elsewhere;
 

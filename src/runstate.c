@@ -429,13 +429,23 @@ BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
 	run->status = pstrdup(status);
 }
 
-/* The schema of pg_cron in this database, or NULL. */
+/*
+ * The schema of pg_cron's functions in this database, or NULL when pg_cron
+ * is not installed here.  (Not the extension's extnamespace: pg_cron creates
+ * its functions in schema cron whatever the schema current at CREATE
+ * EXTENSION.)
+ */
 static char *
 CronSchema(void)
 {
 	int			rc = SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e"
-								 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace"
-								 " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'", true, 1);
+								 " JOIN pg_catalog.pg_depend d ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
+								 "  AND d.refobjid OPERATOR(pg_catalog.=) e.oid AND d.deptype OPERATOR(pg_catalog.=) 'e'"
+								 "  AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+								 " JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+								 " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+								 " WHERE e.extname OPERATOR(pg_catalog.=) 'pg_cron'"
+								 "  AND p.proname OPERATOR(pg_catalog.=) 'schedule'", true, 1);
 
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_extension");

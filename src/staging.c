@@ -291,7 +291,13 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging)
 {
 	char	   *qualname = BackfillQualifiedName(staging);
 
-	ReindexNamingPartition(bp, qualname);
+	Relation	rel = table_open(staging, NoLock);
+	bool		indexed = RelationGetIndexList(rel) != NIL;
+
+	table_close(rel, NoLock);
+	/* (a table without indexes would only get a NOTICE saying so) */
+	if (indexed)
+		ReindexNamingPartition(bp, qualname);
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	BackfillExec(psprintf("ANALYZE %s", qualname));
 

@@ -11,14 +11,7 @@
 #
 # pg_cron 1.4 (Debian's postgresql-15-cron) schedules by the minute at best
 # ('* * * * *'): the test waits for the next minute's tick, up to a minute.
-#
-# TODO: backfill_schedule looks for pg_cron's functions in the schema of the
-# pg_cron extension (pg_extension.extnamespace, the schema current at CREATE
-# EXTENSION: public here), but pg_cron always creates them in schema cron, so
-# it fails with "function public.schedule(text, text, text) does not exist"
-# (src/runstate.c, CronSchema).  The tests that need a scheduled job are TODO
-# until that is fixed; with cron.schedule and cron.unschedule reachable under
-# that schema they all pass.
+
 use strict;
 use warnings;
 
@@ -102,7 +95,6 @@ sub wait_until
 	return 0;
 }
 
-my $cron_bug = "backfill_schedule looks for pg_cron's functions in pg_cron's extnamespace (public), not in schema cron";
 
 # Schedule a run: (job id, '') or (undef, the error).
 sub schedule
@@ -130,12 +122,11 @@ sub schedule
 # Pausing a scheduled run removes its job (scheduled for New Year: no tick comes first).
 make_fct('postgres', 'fct_p');
 my $run_p = plan_run('postgres', 'fct_p');
-TODO:
+SKIP:
 {
-	local $TODO = $cron_bug;
 	my ($job, $err) = schedule($run_p, '0 0 1 1 *');
 	ok(defined $job, 'a run is scheduled') or diag($err);
-	todo_skip 'no job to pause', 4 unless defined $job;
+	skip 'no job to pause', 4 unless defined $job;
 	is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $job"),
 		'1', 'a scheduled run has its job in cron.job');
 	is($node->safe_psql('postgres', "SELECT backfill_pause($run_p)"), 'paused', 'the run is paused');
@@ -160,12 +151,11 @@ my $run = plan_run('postgres', 'fct');
 $node->safe_psql('postgres', "CALL backfill_run($run, 2)");
 is(tasks($run), '1:done:1 2:done:1 3:pending:0', 'by hand, two tasks are done, one is left');
 
-TODO:
+SKIP:
 {
-	local $TODO = $cron_bug;
 	my ($job, $err) = schedule($run, '* * * * *');
 	ok(defined $job, 'backfill_schedule returns a job id') or diag($err);
-	todo_skip 'no job was scheduled', 11 unless defined $job;
+	skip 'no job was scheduled', 11 unless defined $job;
 	is($node->safe_psql('postgres',
 			"SELECT schedule || ' | ' || command || ' | ' || database || ' | ' || active FROM cron.job WHERE jobid = $job"),
 		"* * * * * | CALL public.backfill_run($run, 2) | postgres | true",
