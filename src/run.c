@@ -498,26 +498,34 @@ TakeSlot(BackfillRun *run)
 	return false;
 }
 
+/* A List of integers as an int4[] Datum. */
+static Datum
+IntArrayDatum(List *ints)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	foreach(lc, ints)
+		appendStringInfo(&buf, "%s%d", foreach_current_index(lc) ? "," : "", lfirst_int(lc));
+	appendStringInfoChar(&buf, '}');
+	return OidInputFunctionCall(F_ARRAY_IN, buf.data, INT4OID, -1);
+}
+
 /* Claim the next task: pending, or failed with attempts left and not failed in this call. */
 static bool
 ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 {
 	Oid			types[3] = {INT8OID, INT4OID, INT4ARRAYOID};
 	Datum		values[3];
-	StringInfoData skip;
-	ListCell   *lc;
 	HeapTuple	tup;
 	TupleDesc	desc;
 
 	task->task = 0;
-	initStringInfo(&skip);
-	appendStringInfoChar(&skip, '{');
-	foreach(lc, failed_here)
-		appendStringInfo(&skip, "%s%d", foreach_current_index(lc) ? "," : "", lfirst_int(lc));
-	appendStringInfoChar(&skip, '}');
 	values[0] = Int64GetDatum(run->id);
 	values[1] = Int32GetDatum(run->opts.max_attempts);
-	values[2] = OidInputFunctionCall(F_ARRAY_IN, skip.data, INT4OID, -1);
+	values[2] = IntArrayDatum(failed_here);
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
 									  " WHERE run_id = $1 AND task <> ALL ($3)"
@@ -780,10 +788,12 @@ CheckUntouched(BackfillRun *run, int *changed)
  * the error to raise after the commit, or NULL.
  */
 static char *
-FinishRun(BackfillRun *run, int64 *pending_elsewhere)
+FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(run->id)};
+	Oid			t3[3] = {INT8OID, INT4OID, INT4ARRAYOID};
+	Datum		v3[3];
 	HeapTuple	tup;
 	TupleDesc	desc;
 	bool		isnull;
@@ -799,13 +809,21 @@ FinishRun(BackfillRun *run, int64 *pending_elsewhere)
 	BackfillRunLoad(run->extschema, run->id, run);
 	if (strcmp(run->status, "running") != 0)
 		return NULL;
+	/*
+	 * No task could be claimed: every one that is pending, or failed with
+	 * attempts left and not failed in this call, is held by another worker.
+	 */
+	v3[0] = Int64GetDatum(run->id);
+	v3[1] = Int32GetDatum(run->opts.max_attempts);
+	v3[2] = IntArrayDatum(failed_here);
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("SELECT count(*) FILTER (WHERE status = 'pending'),"
+							 psprintf("SELECT count(*) FILTER (WHERE status = 'pending'"
+									  "   OR (status = 'failed' AND attempts < $2 AND task <> ALL ($3))),"
 									  " count(*) FILTER (WHERE status = 'failed'),"
 									  " string_agg(format('task %%s (%%s): %%s', task, coalesce(partition, range_from), error), '; '"
 									  "   ORDER BY task) FILTER (WHERE status = 'failed')"
 									  " FROM %s WHERE run_id = $1", StateTable(run, "backfill_tasks")),
-							 1, types, values, NULL, 0);
+							 3, t3, v3, NULL, 0);
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	pending = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
@@ -983,7 +1001,7 @@ backfill_run(PG_FUNCTION_ARGS)
 		{
 			int64		elsewhere;
 
-			stop_error = FinishRun(&run, &elsewhere);
+			stop_error = FinishRun(&run, failed_here, &elsewhere);
 			if (elsewhere > 0)
 				ereport(NOTICE,
 						(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
