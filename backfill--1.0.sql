@@ -314,3 +314,24 @@ CREATE VIEW @extschema@.backfill_progress AS
 COMMENT ON VIEW @extschema@.backfill_progress IS
 	'The progress of every run';
 GRANT SELECT ON @extschema@.backfill_progress TO PUBLIC;
+
+--
+-- Who sees what: a role sees the records, runs and tasks of the tables it may read.
+--
+
+CREATE FUNCTION @extschema@.backfill_visible(target pg_catalog.text)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_visible'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_visible(pg_catalog.text) IS
+	'Whether the current role may read table target, or is a member of its owner (the row-level security of the log and the runs)';
+
+ALTER TABLE @extschema@.backfill_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_log_visible ON @extschema@.backfill_log FOR SELECT
+	USING (@extschema@.backfill_visible(target));
+ALTER TABLE @extschema@.backfill_runs ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_runs_visible ON @extschema@.backfill_runs FOR SELECT
+	USING (@extschema@.backfill_visible(target));
+ALTER TABLE @extschema@.backfill_tasks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_tasks_visible ON @extschema@.backfill_tasks FOR SELECT
+	USING (EXISTS (SELECT FROM @extschema@.backfill_runs r WHERE r.id OPERATOR(pg_catalog.=) run_id));

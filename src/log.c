@@ -9,19 +9,27 @@
  * a record of writing it.  Rows are never updated or deleted: the trigger
  * below refuses UPDATE, DELETE and TRUNCATE, for the owner too.
  *
+ * A role sees the records (and the runs, and their tasks) of the tables it
+ * may read: a row-level security policy calls backfill_visible below.  The
+ * owner of the log, who writes it, sees all of it.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/regproc.h"
 
+#include "compat.h"
 #include "log.h"
 #include "relation.h"
 #include "spi_util.h"
@@ -127,4 +135,25 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 		elog(ERROR, "could not write to backfill_log: %s", SPI_result_code_string(rc));
 	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	return id;
+}
+
+PG_FUNCTION_INFO_V1(backfill_visible);
+
+/*
+ * backfill_visible(target text) RETURNS boolean: may the current user see
+ * the record of a write to target?  Yes if it may read the table, or is a
+ * member of the role owning it; no if the table is gone.
+ */
+Datum
+backfill_visible(PG_FUNCTION_ARGS)
+{
+	char	   *target = TextDatumGetCString(PG_GETARG_DATUM(0));
+	/* a schema-qualified, quoted name, as the write functions record it */
+	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(target)),
+										 NoLock, true);
+
+	if (!OidIsValid(relid))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
+				   has_privs_of_role(GetUserId(), BackfillRelOwner(relid)));
 }

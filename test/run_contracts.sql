@@ -11,12 +11,13 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(146);
+SELECT plan(152);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
 CREATE ROLE regress_rc_other;
-GRANT USAGE ON SCHEMA public TO regress_rc_owner, regress_rc_other;
+CREATE ROLE regress_rc_blind;
+GRANT USAGE ON SCHEMA public TO regress_rc_owner, regress_rc_other, regress_rc_blind;
 
 CREATE TABLE rc_orders (order_id bigint, day date, amount numeric(12,2), refunded boolean);
 INSERT INTO rc_orders SELECT g, date '2026-03-09' + (g % 10), g % 97, g % 7 = 0
@@ -32,6 +33,7 @@ SELECT format('CREATE TABLE %I PARTITION OF rc FOR VALUES FROM (%L) TO (%L)', 'r
 FROM generate_series(date '2026-03-10', date '2026-03-15', interval '1 day') d \gexec
 CREATE TABLE rc_default PARTITION OF rc DEFAULT;
 INSERT INTO rc SELECT order_id, day, amount FROM rc_orders;
+GRANT SELECT ON rc TO regress_rc_other;
 CREATE VIEW rc_daily AS SELECT day, sum(revenue) AS revenue FROM rc GROUP BY day;
 CREATE MATERIALIZED VIEW rc_mart AS SELECT * FROM rc_daily;
 CREATE MATERIALIZED VIEW rc_mart2 AS SELECT sum(revenue) AS revenue FROM rc_mart;
@@ -360,6 +362,29 @@ ALTER VIEW rc_model RENAME TO rc_model_v2;
 SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r2)), '55000',
 	'^view public.rc_model was dropped since run [0-9]+ was planned$', 'pinned: a view that is gone is named');
 ALTER VIEW rc_model_v2 RENAME TO rc_model;
+
+-- who sees what: a role that may read the target sees its runs, tasks and log records; one that
+-- may not sees none of them, and cannot tell a run of it from no run at all
+GRANT SELECT ON r1 TO regress_rc_other;
+SET ROLE regress_rc_other;
+SELECT ok((SELECT count(*) FROM backfill_runs WHERE target = 'public.rc') > 0
+		  AND (SELECT count(*) FROM backfill_tasks WHERE run_id = (SELECT id FROM r1)) = 3
+		  AND (SELECT count(*) FROM backfill_progress WHERE target = 'public.rc') > 0,
+		  'visibility: a role that may read the target sees its runs, tasks and progress');
+SELECT is((SELECT count(*) FROM backfill_runs WHERE target <> 'public.rc'), 0::bigint,
+		  'visibility: ... and no run of a table it may not read');
+RESET ROLE;
+SET ROLE regress_rc_blind;
+SELECT is(concat_ws(' ', (SELECT count(*) FROM backfill_runs), (SELECT count(*) FROM backfill_tasks), (SELECT count(*) FROM backfill_log),
+		  (SELECT count(*) FROM backfill_progress)), '0 0 0 0',
+		  'visibility: a role that may read no target sees no run, task, log record or progress row');
+RESET ROLE;
+SELECT pg_temp.refuses(format($$SELECT backfill_pause(%s)$$, (SELECT id FROM r2)), '22023', '^run_id [0-9]+ is not a run of backfill_runs$',
+	'visibility: a run the role may not see is no run to it', 'regress_rc_blind');
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r2)), '22023', 'is not a run',
+	'visibility: nor to a dry run', 'regress_rc_blind');
+SELECT ok(backfill_visible('public.rc') AND NOT backfill_visible('public.rc_nothing_here'),
+		  'visibility: backfill_visible, for the owner; a table that is gone is visible to no one but the log''s owner');
 
 -- progress
 SELECT is((SELECT status || ' ' || tasks_total || ' ' || tasks_pending || ' ' || tasks_done FROM backfill_progress
