@@ -394,6 +394,27 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errmsg("cannot replace partition %s: it has row-level security of its own", bp->qualname),
 				 errdetail("Its policies would not carry over to the new partition."),
 				 errhint("Define the policies on the partitioned table instead.")));
+
+	/*
+	 * The parent's policies bind its owner only under FORCE ROW LEVEL
+	 * SECURITY; a swap writes the whole partition outside them, so then it
+	 * is refused.  (Only an owner can replace a partition.)
+	 */
+	{
+		char	   *forced = BackfillQueryText("SELECT pg_catalog.format('%s.%s', pg_catalog.quote_ident(n.nspname),"
+											   " pg_catalog.quote_ident(c.relname))"
+											   " FROM pg_catalog.pg_partition_ancestors($1) a"
+											   " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
+											   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
+											   " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", bp->part);
+
+		if (forced != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot replace partition %s: %s forces row-level security on its owner", bp->qualname, forced),
+					 errdetail("A swap writes the whole partition, outside the policies."),
+					 errhint("Use backfill_merge, whose MERGE the policies apply to, or lift FORCE ROW LEVEL SECURITY for the backfill.")));
+	}
 }
 
 /*

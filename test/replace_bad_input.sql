@@ -9,7 +9,7 @@
 -- no result and no error of a replacement, an undo or a refusal.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(94);
+SELECT plan(95);
 
 CREATE ROLE regress_rb_writer;
 CREATE ROLE regress_rb_partowner;
@@ -58,6 +58,12 @@ CREATE TABLE rb_rls_1 PARTITION OF rb_rls FOR VALUES FROM (0) TO (100);
 INSERT INTO rb_rls VALUES (1), (2);
 ALTER TABLE rb_rls_1 ENABLE ROW LEVEL SECURITY;
 CREATE POLICY rb_rls_1_mine ON rb_rls_1 USING (id > 1);
+CREATE TABLE rb_force (id int) PARTITION BY RANGE (id);
+CREATE TABLE rb_force_1 PARTITION OF rb_force FOR VALUES FROM (0) TO (100);
+INSERT INTO rb_force VALUES (1), (2);
+ALTER TABLE rb_force ENABLE ROW LEVEL SECURITY;
+ALTER TABLE rb_force FORCE ROW LEVEL SECURITY;
+CREATE POLICY rb_force_some ON rb_force USING (id > 1);
 -- foreign keys that reference a partition, or its parent
 CREATE TABLE rb_fk (id int PRIMARY KEY) PARTITION BY RANGE (id);
 CREATE TABLE rb_fk_1 PARTITION OF rb_fk FOR VALUES FROM (0) TO (100);
@@ -186,6 +192,7 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_expr_2026'
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_gen_1', 'SELECT id FROM rb_gen_1')$$, '0A000', '^cannot replace partition public\.rb_gen_1: it has generated columns$', 'part: a partition with a generated column');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_gen_1', 'SELECT id, twice FROM rb_gen_1')$$, '428C9', '^source column "twice" is a generated column of partition public\.rb_gen_1$', 'source: giving a generated column');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_rls_1', 'TABLE rb_rls_1')$$, '0A000', '^cannot replace partition public\.rb_rls_1: it has row-level security of its own$', 'part: a partition with row-level security of its own');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_force_1', 'SELECT 3 AS id')$$, '0A000', '^cannot replace partition public\.rb_force_1: public\.rb_force forces row-level security on its owner$', 'part: under a table that forces row-level security on its owner');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_fk_1', 'TABLE rb_fk_1')$$, '0A000', '^cannot replace partition public\.rb_fk_1: foreign key rb_fk_child_fk_id_fkey of table public\.rb_fk_child references it$', 'part: a partition a foreign key references');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_fk_1', 'TABLE rb_fk_1', keep_old => true)$$, '0A000', '^cannot replace partition public\.rb_fk_1: foreign key ', 'part: a partition a foreign key references, keep_old');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_fkp_1', 'TABLE rb_fkp_1')$$, '0A000', '^cannot replace partition public\.rb_fkp_1: foreign key rb_fkp_child_fk_id_fkey of table public\.rb_fkp_child references it$', 'part: a partition whose parent a foreign key references');

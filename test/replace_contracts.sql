@@ -10,7 +10,7 @@
 -- source rows that break a constraint, empty sources, names that need quoting and savepoints.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(149);
+SELECT plan(150);
 
 -- ============================================================ helpers
 -- fp(rel): the fingerprint as text.
@@ -641,6 +641,15 @@ SELECT ok(NOT EXISTS (SELECT FROM backfill_log WHERE id = :sp_log_id) AND pg_tem
           'savepoint: the log record is rolled back with it');
 SELECT is((SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class WHERE relnamespace = 'public'::regnamespace),
           (SELECT rels FROM sp_before), 'savepoint: no archive or staging table remains');
+
+-- row-level security on the parent binds its owner only under FORCE: without it, the owner replaces
+CREATE TABLE rc_unforced (id int) PARTITION BY RANGE (id);
+CREATE TABLE rc_unforced_1 PARTITION OF rc_unforced FOR VALUES FROM (0) TO (100);
+INSERT INTO rc_unforced VALUES (1), (2);
+ALTER TABLE rc_unforced ENABLE ROW LEVEL SECURITY;
+CREATE POLICY rc_unforced_some ON rc_unforced USING (id > 1);
+SELECT is((SELECT rows_after FROM backfill_replace_partition('rc_unforced_1', 'SELECT 3 AS id')), 1::bigint,
+		  'row security: under a table whose policies its owner is exempt from, the owner replaces');
 
 SELECT * FROM finish();
 ROLLBACK;
