@@ -10,7 +10,7 @@
 -- source rows that break a constraint, empty sources, names that need quoting and savepoints.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(150);
+SELECT plan(153);
 
 -- ============================================================ helpers
 -- fp(rel): the fingerprint as text.
@@ -650,6 +650,22 @@ ALTER TABLE rc_unforced ENABLE ROW LEVEL SECURITY;
 CREATE POLICY rc_unforced_some ON rc_unforced USING (id > 1);
 SELECT is((SELECT rows_after FROM backfill_replace_partition('rc_unforced_1', 'SELECT 3 AS id')), 1::bigint,
 		  'row security: under a table whose policies its owner is exempt from, the owner replaces');
+
+-- a table planted under the name a staging table would take is skipped, not written to
+CREATE TABLE rc_plant (id int) PARTITION BY RANGE (id);
+CREATE TABLE rc_plant_1 PARTITION OF rc_plant FOR VALUES FROM (0) TO (100);
+INSERT INTO rc_plant VALUES (1), (2);
+DO $$ BEGIN
+	EXECUTE format('CREATE TABLE %I (id int)', 'backfill_stage_rc_plant_1_' || 'rc_plant_1'::regclass::oid);
+	EXECUTE format('INSERT INTO %I VALUES (42)', 'backfill_stage_rc_plant_1_' || 'rc_plant_1'::regclass::oid);
+END $$;
+CREATE TEMP TABLE planted AS SELECT c.oid::regclass AS rel FROM pg_class c WHERE c.relname LIKE 'backfill\_stage\_rc\_plant\_1\_%';
+SELECT is((SELECT rows_after FROM backfill_replace_partition('rc_plant_1', 'SELECT 3 AS id')), 1::bigint,
+		  'planted: a table under the staging name does not stop the replacement');
+SELECT is((SELECT count(*) FROM rc_plant) || ' ' || (SELECT string_agg(id::text, ',') FROM rc_plant), '1 3',
+		  'planted: the partition has the new rows');
+SELECT is((SELECT (xpath('/row/c/text()', query_to_xml(format('SELECT string_agg(id::text, '','') AS c FROM %s', rel), false, true, '')))[1]::text
+		   FROM planted), '42', 'planted: the planted table still holds its own row, and only it');
 
 SELECT * FROM finish();
 ROLLBACK;
