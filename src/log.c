@@ -137,6 +137,26 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 	return id;
 }
 
+/* Record a write of target (and partition) with the fingerprints before and after. */
+int64
+BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
+					   const char *partition, const BackfillFingerprint *before,
+					   const BackfillFingerprint *after, const char *details)
+{
+	BackfillLogRecord rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = operation;
+	rec.target = target;
+	rec.partition = partition;
+	rec.rows_before = (int64) before->rows;
+	rec.rows_after = (int64) after->rows;
+	rec.fingerprint_before = BackfillFingerprintText(before);
+	rec.fingerprint_after = BackfillFingerprintText(after);
+	rec.details = details;
+	return BackfillLogWrite(logschema, &rec);
+}
+
 PG_FUNCTION_INFO_V1(backfill_visible);
 
 /*

@@ -10,6 +10,8 @@
 
 #include "postgres.h"
 
+#include "fingerprint.h"
+
 typedef struct BackfillLogRecord
 {
 	const char *operation;		/* 'replace', 'undo', ... */
@@ -26,5 +28,8 @@ typedef struct BackfillLogRecord
 extern int64 BackfillLogRunId;
 
 extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
+extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
+									const char *partition, const BackfillFingerprint *before,
+									const BackfillFingerprint *after, const char *details);
 
 #endif							/* BACKFILL_LOG_H */

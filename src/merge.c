@@ -385,7 +385,6 @@ backfill_merge(PG_FUNCTION_ARGS)
 	AclMode		needed;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
-	BackfillLogRecord rec;
 	int64		srcrows;
 	int64		n;
 	uint64		inserted;
@@ -649,15 +648,8 @@ backfill_merge(PG_FUNCTION_ARGS)
 	escape_json(&details, source);
 	appendStringInfoChar(&details, '}');
 
-	memset(&rec, 0, sizeof(rec));
-	rec.operation = "merge";
-	rec.target = target;
-	rec.rows_before = (int64) before.rows;
-	rec.rows_after = (int64) after.rows;
-	rec.fingerprint_before = BackfillFingerprintText(&before);
-	rec.fingerprint_after = BackfillFingerprintText(&after);
-	rec.details = details.data;
-	logid = BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+	logid = BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), "merge", target, NULL,
+								   &before, &after, details.data);
 	SPI_finish();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)

@@ -211,18 +211,8 @@ LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, Backfi
 		BackfillFingerprint *before, BackfillFingerprint *after, const char *extra_key,
 		const char *extra)
 {
-	BackfillLogRecord rec;
-
-	memset(&rec, 0, sizeof(rec));
-	rec.operation = operation;
-	rec.target = bp->qualparent;
-	rec.partition = bp->qualname;
-	rec.rows_before = (int64) before->rows;
-	rec.rows_after = (int64) after->rows;
-	rec.fingerprint_before = BackfillFingerprintText(before);
-	rec.fingerprint_after = BackfillFingerprintText(after);
-	rec.details = SwapDetails(bp, sr, extra_key, extra);
-	return BackfillLogWrite(BackfillExtensionSchema(fcinfo), &rec);
+	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), operation, bp->qualparent, bp->qualname,
+								  before, after, SwapDetails(bp, sr, extra_key, extra));
 }
 
 PG_FUNCTION_INFO_V1(backfill_replace_partition);

@@ -80,13 +80,13 @@ typedef struct TaskOutcome
 static char *
 StateTable(BackfillRun *run, const char *name)
 {
-	return psprintf("%s.%s", quote_identifier(get_namespace_name(run->extschema)), name);
+	return BackfillStateTable(run->extschema, name);
 }
 
 static char *
 ExtFunction(BackfillRun *run, const char *name)
 {
-	return psprintf("%s.%s", quote_identifier(get_namespace_name(run->extschema)), name);
+	return BackfillStateTable(run->extschema, name);
 }
 
 /* The relation a task writes: its partition, or the plain table. */
@@ -205,7 +205,6 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	char	   *cols = SourceColumns(bound);
 	BackfillFingerprint before;
 	BackfillFingerprint after;
-	BackfillLogRecord rec;
 	StringInfoData details;
 	int64		outside;
 	int			rc;
@@ -242,15 +241,7 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	appendStringInfoString(&details, ", \"source\": ");
 	escape_json(&details, bound);
 	appendStringInfoChar(&details, '}');
-	memset(&rec, 0, sizeof(rec));
-	rec.operation = "delete_insert";
-	rec.target = target;
-	rec.rows_before = (int64) before.rows;
-	rec.rows_after = (int64) after.rows;
-	rec.fingerprint_before = BackfillFingerprintText(&before);
-	rec.fingerprint_after = BackfillFingerprintText(&after);
-	rec.details = details.data;
-	return BackfillLogWrite(run->extschema, &rec);
+	return BackfillLogWriteChange(run->extschema, "delete_insert", target, NULL, &before, &after, details.data);
 }
 
 /* The rows a task wrote, as a query. */

@@ -73,6 +73,7 @@ typedef struct BackfillTask
 } BackfillTask;
 
 /* runstate.c */
+extern char *BackfillStateTable(Oid extschema, const char *name);
 extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run);
 extern void BackfillRunCheckRights(BackfillRun *run, const char *action);

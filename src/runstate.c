@@ -331,9 +331,9 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 	opts->normalized = buf.data;
 }
 
-/* The schema-qualified, quoted name of a state table. */
-static char *
-StateTable(Oid extschema, const char *name)
+/* The schema-qualified, quoted name of a table (or function) of the extension. */
+char *
+BackfillStateTable(Oid extschema, const char *name)
 {
 	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
 }
@@ -355,7 +355,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 										" pinned::pg_catalog.text, dependents::pg_catalog.text,"
 										" untouched::pg_catalog.text, status, cron_job"
 										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-										StateTable(extschema, "backfill_runs")),
+										BackfillStateTable(extschema, "backfill_runs")),
 							   1, types, values, NULL, false, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
@@ -424,7 +424,7 @@ BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
 							 psprintf("UPDATE %s SET status = $2, error = $3,"
 									  " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,"
 									  " finished_at = CASE WHEN $2 IN ('done', 'failed', 'blocked', 'cancelled') THEN now() END"
-									  " WHERE id = $1", StateTable(run->extschema, "backfill_runs")),
+									  " WHERE id = $1", BackfillStateTable(run->extschema, "backfill_runs")),
 							 3, types, values, nulls, 0);
 	run->status = pstrdup(status);
 }
@@ -495,7 +495,7 @@ BackfillRunUnschedule(BackfillRun *run)
 	}
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET cron_job = NULL WHERE id = $1",
-									  StateTable(run->extschema, "backfill_runs")),
+									  BackfillStateTable(run->extschema, "backfill_runs")),
 							 1, types, values, NULL, 0);
 	run->cron_job = 0;
 }
@@ -582,7 +582,7 @@ OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action)
 
 		(void) BackfillStateExec(run->extschema,
 								 psprintf("SELECT 1 FROM %s WHERE id = $1 FOR UPDATE",
-										  StateTable(run->extschema, "backfill_runs")),
+										  BackfillStateTable(run->extschema, "backfill_runs")),
 								 1, types, values, NULL, 0);
 	}
 	BackfillRunLoad(run->extschema, run->id, run);
@@ -685,7 +685,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 	rc = BackfillStateExec(run.extschema,
 						   psprintf("UPDATE %s SET status = 'pending', attempts = 0, error = NULL"
 									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed')",
-									StateTable(run.extschema, "backfill_tasks")),
+									BackfillStateTable(run.extschema, "backfill_tasks")),
 						   2, types, values, NULL, 0);
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not update backfill_tasks");
@@ -753,7 +753,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 		(void) BackfillStateExec(run.extschema,
 								 psprintf("UPDATE %s SET cron_job = $2 WHERE id = $1",
-										  StateTable(run.extschema, "backfill_runs")),
+										  BackfillStateTable(run.extschema, "backfill_runs")),
 								 2, t2, v2, NULL, 0);
 	}
 	SPI_finish();
@@ -795,7 +795,7 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		"   WHERE NOT (u ->> 'same')::boolean),"
 		" r.error"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
-		StateTable(extschema, "backfill_runs"), StateTable(extschema, "backfill_tasks")), true, 0);
+		BackfillStateTable(extschema, "backfill_runs"), BackfillStateTable(extschema, "backfill_tasks")), true, 0);
 	BackfillUnpinSearchPath(nest);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
