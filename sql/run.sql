@@ -122,6 +122,16 @@ RESET client_min_messages;
 SELECT task, status, attempts, error FROM backfill_tasks WHERE run_id = :run5 ORDER BY task;
 SELECT status, tasks_done, tasks_failed FROM backfill_progress WHERE run_id = :run5;
 
+-- The target is dropped between two calls: the run fails, saying why; it can be cancelled.
+CREATE TABLE rn_gone (order_date date NOT NULL, revenue numeric) PARTITION BY RANGE (order_date);
+CREATE TABLE rn_gone_1 PARTITION OF rn_gone FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+SELECT backfill_plan('rn_gone', '2026-03-11', '2026-03-12',
+	$$SELECT order_date, revenue FROM rn_model WHERE order_date >= $1 AND order_date < $2$$) AS run6 \gset
+DROP TABLE rn_gone;
+CALL backfill_run(:run6);
+SELECT status, error FROM backfill_runs WHERE id = :run6;
+SELECT backfill_cancel(:run6);
+
 -- A plain table, in chunks of two days, replaced by delete and insert per chunk.
 CREATE TABLE rn_flat (order_id bigint, order_date date, revenue numeric(12,2));
 INSERT INTO rn_flat SELECT order_id, order_date, amount FROM rn_orders;

@@ -432,6 +432,12 @@ backfill_merge(PG_FUNCTION_ARGS)
 						   delete_missing ? ", and DELETE with delete_missing" : "")));
 	relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
 							   ShareRowExclusiveLock);
+	/* a table that took the name while we waited: its rights too */
+	if (relid != PG_GETARG_OID(0) &&
+		pg_class_aclmask(relid, GetUserId(), needed, ACLMASK_ALL) != needed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid))));
 	attnums = BackfillRelColumns(relid, keys, "key");
 	(void) BackfillCheckKeyTypes(relid, keys, attnums);
 

@@ -16,6 +16,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
@@ -43,7 +44,10 @@ KindAccepted(char relkind, int kinds)
 
 /*
  * The regclass argument argno, locked in lockmode, checked to exist and to be
- * of one of the accepted kinds.
+ * of one of the accepted kinds.  The relation is the one the name named: if,
+ * while we waited for the lock, another session replaced it (a partition
+ * swapped, a table renamed away), the relation that now has the name is
+ * locked instead.
  */
 Oid
 BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
@@ -51,21 +55,49 @@ BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 {
 	Oid			relid;
 	char		relkind;
+	char	   *name;
+	Oid			nsp;
 
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be NULL", argname)));
 	relid = PG_GETARG_OID(argno);
+	name = get_rel_name(relid);
+	nsp = get_rel_namespace(relid);
 
-	LockRelationOid(relid, lockmode);
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	for (int tries = 0;; tries++)
 	{
+		char	   *now;
+		Oid			again;
+
+		LockRelationOid(relid, lockmode);
+		if (name == NULL && !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		{
+			UnlockRelationOid(relid, lockmode);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("%s: relation with OID %u does not exist", argname, relid),
+					 errhint("The relation may have been dropped.")));
+		}
+		now = get_rel_name(relid);
+		if (name == NULL || (now != NULL && strcmp(now, name) == 0 && get_rel_namespace(relid) == nsp))
+			break;
+		/* replaced or renamed while we waited: follow the name */
 		UnlockRelationOid(relid, lockmode);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: relation with OID %u does not exist", argname, relid),
-				 errhint("The relation may have been dropped.")));
+		again = get_relname_relid(name, nsp);
+		if (!OidIsValid(again))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("%s: relation %s was dropped while waiting for its lock", argname,
+							quote_qualified_identifier(get_namespace_name(nsp), name))));
+		if (tries >= 3)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("%s: relation %s keeps being replaced by other sessions", argname,
+							quote_qualified_identifier(get_namespace_name(nsp), name)),
+					 errhint("Retry.")));
+		relid = again;
 	}
 
 	relkind = get_rel_relkind(relid);

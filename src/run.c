@@ -874,6 +874,24 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 	return NULL;
 }
 
+/* The target of a run is gone: the run fails, and says so. */
+static void
+TargetGone(BackfillRun *run)
+{
+	char	   *error = psprintf("table %s no longer exists", run->target);
+
+	if (strcmp(run->status, "done") != 0 && strcmp(run->status, "cancelled") != 0)
+	{
+		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunUnschedule(run);
+		SPI_commit();
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_TABLE),
+			 errmsg("run " INT64_FORMAT " stopped: %s", run->id, error),
+			 errhint("Cancel the run: backfill_cancel(" INT64_FORMAT ").", run->id)));
+}
+
 PG_FUNCTION_INFO_V1(backfill_run);
 
 /* CALL backfill_run(run_id bigint, max_tasks integer) */
@@ -914,7 +932,8 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	/* the start, committed on its own so that sessions sharing the run do not queue */
 	BackfillRunLoad(extschema, runid, &run);
-	BackfillRunCheckRights(&run, "run");
+	if (!BackfillRunCheckRights(&run, "run", true))
+		TargetGone(&run);
 	if (strcmp(run.status, "done") == 0)
 	{
 		ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
@@ -952,7 +971,8 @@ backfill_run(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		BackfillRunLoad(extschema, runid, &run);
-		BackfillRunCheckRights(&run, "run");
+		if (!BackfillRunCheckRights(&run, "run", true))
+			TargetGone(&run);
 		if (strcmp(run.status, "running") != 0)
 		{
 			ereport(NOTICE,
@@ -1132,7 +1152,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	cxt = CurrentMemoryContext;
 	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run);
-	BackfillRunCheckRights(&run, "dry-run");
+	(void) BackfillRunCheckRights(&run, "dry-run", false);
 	change = BackfillPinnedChange(&run);
 	if (change)
 		ereport(ERROR,

@@ -60,6 +60,7 @@ typedef struct BackfillRun
 	char	   *untouched;		/* jsonb text */
 	char	   *status;
 	int64		cron_job;		/* 0 when none */
+	char	   *planned_by;
 } BackfillRun;
 
 /* One task of a run. */
@@ -76,7 +77,7 @@ typedef struct BackfillTask
 extern char *BackfillStateTable(Oid extschema, const char *name);
 extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run);
-extern void BackfillRunCheckRights(BackfillRun *run, const char *action);
+extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
 extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 							  Datum *values, const char *nulls, long tcount);
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);

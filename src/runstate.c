@@ -350,13 +350,14 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	char	   *v;
 	int			nest;
 
-	rc = SPI_execute_with_args(psprintf("SELECT target, strategy, source, key::pg_catalog.text, window_column,"
-										" window_type, range_from, range_to, options::pg_catalog.text,"
-										" pinned::pg_catalog.text, dependents::pg_catalog.text,"
-										" untouched::pg_catalog.text, status, cron_job"
-										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-										BackfillStateTable(extschema, "backfill_runs")),
-							   1, types, values, NULL, false, 1);
+	/* read as the owner: who may see it is BackfillRunCheckRights's question */
+	rc = BackfillStateExec(extschema,
+						   psprintf("SELECT target, strategy, source, key::text, window_column,"
+									" window_type, range_from, range_to, options::text,"
+									" pinned::text, dependents::text, untouched::text, status, cron_job,"
+									" planned_by::text FROM %s WHERE id = $1",
+									BackfillStateTable(extschema, "backfill_runs")),
+						   1, types, values, NULL, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
 	if (SPI_processed == 0)
@@ -383,6 +384,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	run->untouched = SPI_getvalue(tup, desc, 12);
 	run->status = SPI_getvalue(tup, desc, 13);
 	run->cron_job = SPI_getvalue(tup, desc, 14) ? pg_strtoint64(SPI_getvalue(tup, desc, 14)) : 0;
+	run->planned_by = SPI_getvalue(tup, desc, 15);
 	if (run->keytext)
 		run->key = BackfillColumnList(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, run->keytext,
 																			  TEXTOID, -1)), "key");
@@ -397,18 +399,46 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	BackfillUnpinSearchPath(nest);
 }
 
-/* Only a member of the role owning the target may act on a run. */
-void
-BackfillRunCheckRights(BackfillRun *run, const char *action)
+/* "run_id N is not a run": what a role that may not see a run is told. */
+static void
+NoSuchRun(int64 runid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
+			 errhint("backfill_plan returns the id of the run it plans.")));
+}
+
+/*
+ * Only a member of the role owning the target may act on a run.  A role that
+ * may not even read the target is told there is no such run, as the
+ * row-level security of backfill_runs shows it none.  When the target is
+ * gone, only the role that planned the run (or a superuser) hears of it:
+ * true is returned to that role if gone_ok, else an error.
+ */
+bool
+BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok)
 {
 	if (!OidIsValid(run->targetoid))
+	{
+		if (!superuser() && strcmp(run->planned_by, GetUserNameFromId(GetUserId(), false)) != 0)
+			NoSuchRun(run->id);
+		if (gone_ok)
+			return false;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table %s of run " INT64_FORMAT " no longer exists", run->target, run->id)));
+				 errmsg("table %s of run " INT64_FORMAT " no longer exists", run->target, run->id),
+				 errhint("Cancel the run: backfill_cancel(" INT64_FORMAT ").", run->id)));
+	}
 	if (!has_privs_of_role(GetUserId(), BackfillRelOwner(run->targetoid)))
+	{
+		if (pg_class_aclcheck(run->targetoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+			NoSuchRun(run->id);
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s to %s run " INT64_FORMAT, run->target, action, run->id)));
+	}
+	return true;
 }
 
 /* Set the status of a run (and its error, its start and end times). */
@@ -564,7 +594,7 @@ BackfillPinnedChange(BackfillRun *run)
 
 /* Connect, read the run, check the caller's right to act on it. */
 static void
-OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action)
+OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action, bool gone_ok)
 {
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -574,7 +604,7 @@ OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), run);
-	BackfillRunCheckRights(run, action);
+	(void) BackfillRunCheckRights(run, action, gone_ok);
 	/* one status change at a time per run */
 	{
 		Oid			types[1] = {INT8OID};
@@ -613,7 +643,7 @@ backfill_pause(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
-	OpenRun(fcinfo, &run, "pause");
+	OpenRun(fcinfo, &run, "pause", false);
 	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
 		RefuseStatus(&run, "paused");
 	BackfillRunSetStatus(&run, "paused", NULL);
@@ -629,7 +659,7 @@ backfill_resume(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
-	OpenRun(fcinfo, &run, "resume");
+	OpenRun(fcinfo, &run, "resume", false);
 	if (strcmp(run.status, "blocked") == 0)
 	{
 		char	   *change = BackfillPinnedChange(&run);
@@ -654,7 +684,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
-	OpenRun(fcinfo, &run, "cancel");
+	OpenRun(fcinfo, &run, "cancel", true);
 	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "cancelled") == 0)
 		RefuseStatus(&run, "cancelled");
 	BackfillRunSetStatus(&run, "cancelled", NULL);
@@ -677,7 +707,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("task must not be NULL")));
-	OpenRun(fcinfo, &run, "retry");
+	OpenRun(fcinfo, &run, "retry", false);
 	if (strcmp(run.status, "cancelled") == 0)
 		RefuseStatus(&run, "retried");
 	values[0] = Int64GetDatum(run.id);
@@ -720,7 +750,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tasks_per_tick must be at least 1")));
 	per_tick = PG_GETARG_INT32(2);
-	OpenRun(fcinfo, &run, "schedule");
+	OpenRun(fcinfo, &run, "schedule", false);
 	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
 		RefuseStatus(&run, "scheduled");
 	cron = CronSchema();

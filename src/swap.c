@@ -34,6 +34,7 @@
 
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/nbtree.h"
 #include "access/table.h"
@@ -204,6 +205,26 @@ BackfillInBound(BackfillBound *b, Datum key, bool isnull)
 	return true;
 }
 
+/* Is relid a partition whose DETACH ... CONCURRENTLY has not finished? */
+static bool
+DetachPending(Oid relid)
+{
+	Relation	inh = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		pending = false;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(inh, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while ((tup = systable_getnext(scan)) != NULL)
+		pending |= ((Form_pg_inherits) GETSTRUCT(tup))->inhdetachpending;
+	systable_endscan(scan);
+	table_close(inh, AccessShareLock);
+	return pending;
+}
+
 /*
  * Check that relid is a leaf partition of a RANGE (one-column key) or LIST
  * partitioned table that the current user owns, and describe it.  Takes no
@@ -254,6 +275,11 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 	ReleaseSysCache(tup);
 	bp->spec = spec;
 
+	if (DetachPending(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot replace \"%s\": it is being detached from its partitioned table", bp->name),
+				 errhint("Wait for ALTER TABLE ... DETACH PARTITION ... CONCURRENTLY to finish (or FINALIZE it).")));
 	bp->parent = get_partition_parent(relid, false);
 	bp->qualname = BackfillQualifiedName(relid);
 	bp->qualparent = BackfillQualifiedName(bp->parent);
