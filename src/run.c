@@ -703,7 +703,11 @@ RefreshDependents(BackfillRun *run, bool *ok)
 	return out.data;
 }
 
-/* Fingerprint again what lay outside the range; returns jsonb text, *changed the count that differ. */
+/*
+ * Fingerprint again what lay outside the range; returns jsonb text, *changed
+ * the count that differ for no logged reason (a partition another run or a
+ * replacement rewrote is named with its log record instead).
+ */
 static char *
 CheckUntouched(BackfillRun *run, int *changed)
 {
@@ -740,6 +744,7 @@ CheckUntouched(BackfillRun *run, int *changed)
 		BackfillFingerprint fp;
 		char	   *now = NULL;
 		bool		same;
+		int64		logid;
 
 		CHECK_FOR_INTERRUPTS();
 		if (OidIsValid(relid))
@@ -748,7 +753,21 @@ CheckUntouched(BackfillRun *run, int *changed)
 			now = BackfillFingerprintText(&fp);
 		}
 		same = now && strcmp(now, fps[i]) == 0;
-		if (!same)
+		logid = 0;
+		if (!same && now && parts[i])
+		{
+			/* rewritten by a logged write (another run's, a replacement): its record says so */
+			Oid			t2[2] = {TEXTOID, TEXTOID};
+			Datum		v2[2] = {CStringGetTextDatum(parts[i]), CStringGetTextDatum(now)};
+
+			(void) BackfillStateExec(run->extschema,
+									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
+											  " ORDER BY id DESC LIMIT 1", StateTable(run, "backfill_log")),
+									 2, t2, v2, NULL, 1);
+			if (SPI_processed == 1)
+				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		}
+		if (!same && logid == 0)
 		{
 			(*changed)++;
 			ereport(WARNING,
@@ -767,7 +786,11 @@ CheckUntouched(BackfillRun *run, int *changed)
 			escape_json(&out, now);
 		else
 			appendStringInfoString(&out, "null");
-		appendStringInfo(&out, ", \"same\": %s}", same ? "true" : "false");
+		appendStringInfo(&out, ", \"same\": %s, \"logged_as\": ", same ? "true" : "false");
+		if (logid)
+			appendStringInfo(&out, INT64_FORMAT "}", logid);
+		else
+			appendStringInfoString(&out, "null}");
 	}
 	appendStringInfoChar(&out, ']');
 	return out.data;

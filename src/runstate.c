@@ -822,7 +822,7 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		" END,"
 		" r.refreshed,"
 		" (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
-		"   WHERE NOT (u ->> 'same')::boolean),"
+		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb),"
 		" r.error"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
 		BackfillStateTable(extschema, "backfill_runs"), BackfillStateTable(extschema, "backfill_tasks")), true, 0);
