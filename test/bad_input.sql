@@ -8,7 +8,7 @@
 -- table and key column names in every function.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(132);
+SELECT plan(133);
 
 CREATE TABLE bi (id int, v text, d date, r numeric(10,2), j json, code text);
 INSERT INTO bi SELECT g, 'v' || g, date '2026-03-01' + g, g * 1.5, json_build_object('g', g), (g * 7)::text
@@ -207,6 +207,11 @@ BEGIN
 	               ARRAY[format('sum(%I) 2550 2536 f', vname), format('count(DISTINCT %I) 50 50 t', kname)],
 	               format('reconcile of table %s on columns %s and %s', tname, kname, vname));
 END $$;
+
+-- big inputs: 10 million rows on each side
+SELECT is((SELECT string_agg(measure || '=' || ok, ',' ORDER BY measure) FROM backfill_reconcile(
+			'SELECT g FROM generate_series(1, 10000000) g', 'SELECT g FROM generate_series(1, 10000000) g', '{count(*),sum(g)}')),
+		  'count(*)=true,sum(g)=true', 'reconcile: 10 million rows a side, in constant memory');
 
 SELECT * FROM pg_temp.names('Orders By Day', 'Order ID', 'Amount EUR');
 SELECT * FROM pg_temp.names('quote"d ''table''', 'key"col', 'val''col');

@@ -9,7 +9,7 @@
 -- no result and no error of a replacement, an undo or a refusal.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(95);
+SELECT plan(96);
 
 CREATE ROLE regress_rb_writer;
 CREATE ROLE regress_rb_partowner;
@@ -225,6 +225,7 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT id, day, region, amount, note FROM rb_src')$$, '23514', '^[0-9]+ rows of the source fall outside partition public\.rb_2026_01$', 'source: rows outside the bound');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT 1 AS id, NULL::date AS day')$$, '23514', '^1 row of the source falls outside partition public\.rb_2026_01$', 'source: a NULL key');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT id, day FROM rb_src WHERE false')$$, '22023', '^source returned no rows for partition public\.rb_2026_01, which has [0-9]+ rows$', 'source: no rows, without allow_empty');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', $q$SELECT g::int AS id, date '2020-01-01' AS day FROM generate_series(1, 10000000) g$q$)$$, '23514', '^10000000 rows of the source fall outside partition public\.rb_2026_01$', 'source: 10 million rows, all outside the partition');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT 1 AS id, $1 AS day, NULL::numeric AS amount')$$, '23502', 'column "amount"', 'source: NULL for a NOT NULL column');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT 1 AS id, $1 AS day FROM generate_series(1, 2)')$$, '23505', '', 'source: the same primary key twice');
 

@@ -2,14 +2,15 @@
 --
 -- 1. Objects that a user with CREATE on public could plant to shadow what backfill's own SQL
 --    calls (operators, aggregates, functions, types, a temporary table of the same name) do
---    not change any result or error of fingerprint, assert_unique, diff or reconcile, with the
+--    not change any result or error of fingerprint, assert_unique, diff, reconcile, a plan or
+--    a dry run, with the
 --    default search_path and with public searched before pg_catalog.
 -- 2. A role without privileges cannot write backfill_log nor read, through backfill, a table it
 --    cannot SELECT; what it reads through backfill is what row security lets it see.
 -- 3. The owner of backfill_log (here the superuser) cannot update, delete or truncate it.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(49);
+SELECT plan(52);
 
 -- ============================================================ hostile objects
 CREATE TABLE sec_u (id int, grp int, flag boolean, amount numeric(10,2), label text);
@@ -25,11 +26,16 @@ CREATE TABLE sec_n AS SELECT * FROM sec_u;
 UPDATE sec_n SET id = NULL WHERE id IN (5, 6);
 CREATE TABLE sec_i AS SELECT * FROM sec_u;
 CREATE UNIQUE INDEX ON sec_i (id);
+CREATE TABLE sec_p (id int NOT NULL, day date NOT NULL, amount numeric(10,2)) PARTITION BY RANGE (day);
+CREATE TABLE sec_p_1 PARTITION OF sec_p FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+CREATE TABLE sec_p_2 PARTITION OF sec_p FOR VALUES FROM ('2026-03-02') TO ('2026-03-03');
+INSERT INTO sec_p SELECT id, date '2026-03-01' + id % 2, amount FROM sec_u;
+CREATE TABLE sec_days AS SELECT id, day, amount * 2 AS amount FROM sec_p;
 
 -- capture(): results and errors of every function on these tables, as text.
 CREATE FUNCTION pg_temp.capture() RETURNS TABLE (name text, val text) LANGUAGE plpgsql AS $$
 DECLARE
-	s text; m text; d text;
+	s text; m text; d text; r bigint;
 BEGIN
 	name := 'fingerprint';
 	val := (backfill_fingerprint('public.sec_u'::regclass))::text;
@@ -91,6 +97,15 @@ BEGIN
 		val := format('%s %s / %s', s, m, d);
 	END;
 	RETURN NEXT;
+	name := 'plan and dry run';
+	r := backfill_plan('public.sec_p'::regclass, '2026-03-01', '2026-03-03',
+		'SELECT id, day, amount FROM public.sec_days WHERE day OPERATOR(pg_catalog.>=) $1 AND day OPERATOR(pg_catalog.<) $2',
+		key => ARRAY['id'], options => '{"reconcile": ["pg_catalog.count(*)", "pg_catalog.sum(amount)"]}');
+	SELECT string_agg(t.partition || ' ' || t.range_from || ' ' || t.range_to, ', ' ORDER BY t.task) || ' | ' ||
+		   (SELECT row(y.rows_before, y.rows_after, y.fingerprint_before, y.fingerprint_after, y.added, y.removed, y.changed,
+					   y.reconciled, y.reconcile)::text FROM backfill_dry_run(r) y)
+	INTO val FROM backfill_tasks t WHERE t.run_id = r;
+	RETURN NEXT;
 END $$;
 
 CREATE TEMP TABLE clean AS SELECT * FROM pg_temp.capture();
@@ -134,7 +149,9 @@ DROP OPERATOR public.= (int, int), public.> (bigint, int), public.> (bigint, big
 SELECT is((SELECT row(eq_true, count_zero, gt_false, int8_schema)::text FROM premise),
           '(t,0,f,public)',
           'premise: with public first, = , count(*), > and int8 resolve to the hostile objects');
-SELECT is((SELECT count(*) FROM clean WHERE val IS NOT NULL), 11::bigint, 'premise: 11 results captured');
+SELECT is((SELECT count(*) FROM clean WHERE val IS NOT NULL), 12::bigint, 'premise: 12 results captured');
+SELECT ok((SELECT val FROM clean WHERE name = 'plan and dry run') ~ '^public.sec_p_1 2026-03-01 2026-03-02, public.sec_p_2 2026-03-02 2026-03-03 \| \(200,200,[0-9a-f]+,[0-9a-f]+,0,0,200,t,',
+		  'premise: the plan has its two tasks, and the dry run sees every amount changed and reconciles');
 SELECT ok((SELECT val FROM clean WHERE name = 'assert_unique duplicates') LIKE '23505 %',
           'premise: the duplicates are reported');
 
