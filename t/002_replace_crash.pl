@@ -1,9 +1,29 @@
 # t/002_replace_crash.pl: a server killed in the middle of backfill_replace_partition.
 #
 # The staging table, its rows, the swap and the log record all belong to the caller's
-# transaction: whatever stage the server dies at, after crash recovery the partition is
-# wholly old or wholly new, its fingerprint equals the log's "before" or "after", the log
-# has a record exactly when the new rows are there, and no staging table is left.
+# transaction.  The replacement of fct_0315 (fct also has a foreign key to days) is
+# stopped at five stages, each shown from pg_locks before the kill:
+#
+#   fill      the source is running: it waits on advisory lock 7, which the test holds;
+#   filled    the staging table is filled, indexed and analysed, and waits to add its
+#             foreign key (the last step before the swap): the test holds days in ROW
+#             EXCLUSIVE mode; the source ran, no lock of the swap is held or asked for;
+#   lock      the swap waits for ACCESS EXCLUSIVE on the parent, held in ACCESS SHARE
+#             mode by a reader in an open transaction;
+#   detached  in the middle of the swap: the old partition is detached and the new one
+#             not yet attached (an event trigger at the end of the DETACH waits on
+#             advisory lock 8, which the test holds);
+#   commit    the call has returned and its transaction committed, its session still open.
+#
+# At each stage the server is killed in two ways: stopped in immediate mode (a power
+# cut), and the backend running the replacement killed with SIGKILL (the postmaster then
+# restarts the whole server).  Either way, after crash recovery: the partition is
+# attached to the parent under its name and holds exactly the old rows (killed before
+# the commit) or exactly the new ones (after it), its fingerprint being the log's
+# "before" or "after"; the log has one more record exactly when the new rows are there
+# (fingerprint_before the old rows', fingerprint_after the partition's now); no
+# backfill_stage% table or archive is left; the untouched partition is bit for bit as
+# before.
 use strict;
 use warnings;
 
@@ -16,124 +36,246 @@ $node->init;
 $node->append_conf('postgresql.conf', "restart_after_crash = on\n");
 $node->start;
 
-$node->safe_psql('postgres', q{
+# The fixed model; it first waits, in shared mode, on advisory lock 7.
+my $source = q{SELECT o.order_id, o.order_date,
+	CASE WHEN o.refunded THEN -o.amount ELSE o.amount END AS revenue
+	FROM orders o, (SELECT pg_advisory_xact_lock_shared(7)) gate
+	WHERE o.order_date >= $1 AND o.order_date < $2};
+(my $source_0315 = $source) =~ s/\$1/date '2026-03-15'/;
+$source_0315 =~ s/\$2/date '2026-03-16'/;
+
+$node->safe_psql('postgres', qq{
 	CREATE EXTENSION backfill;
 	CREATE TABLE orders (order_id bigint, order_date date, amount numeric(12,2), refunded boolean);
 	INSERT INTO orders SELECT g, date '2026-03-14' + (g % 3), g % 500, g % 11 = 0
 	FROM generate_series(1, 30000) g;
-	CREATE TABLE fct (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
-		PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
+	CREATE TABLE days (day date PRIMARY KEY);
+	INSERT INTO days SELECT date '2026-03-14' + g FROM generate_series(0, 2) g;
+	CREATE TABLE fct (order_id bigint NOT NULL, order_date date NOT NULL REFERENCES days,
+		revenue numeric(12,2), PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
 	CREATE TABLE fct_0314 PARTITION OF fct FOR VALUES FROM ('2026-03-14') TO ('2026-03-15');
 	CREATE TABLE fct_0315 PARTITION OF fct FOR VALUES FROM ('2026-03-15') TO ('2026-03-16');
 	CREATE TABLE fct_0316 PARTITION OF fct FOR VALUES FROM ('2026-03-16') TO ('2026-03-17');
 	INSERT INTO fct SELECT order_id, order_date, amount FROM orders;
+
+	-- the rows the replacement is to put in fct_0315
+	CREATE TABLE expect_0315 (order_id bigint, order_date date, revenue numeric(12,2));
+	INSERT INTO expect_0315 $source_0315;
+
+	-- At the end of an ALTER TABLE of fct, show how many partitions fct has in the
+	-- transaction and, if it has lost one (DETACH done, ATTACH not yet), wait on lock 8.
+	CREATE FUNCTION swap_gate() RETURNS event_trigger LANGUAGE plpgsql AS \$f\$
+	DECLARE
+		parts bigint;
+	BEGIN
+		IF EXISTS (SELECT FROM pg_event_trigger_ddl_commands() WHERE object_identity = 'public.fct') THEN
+			SELECT count(*) INTO parts FROM pg_inherits WHERE inhparent = 'public.fct'::regclass;
+			PERFORM set_config('application_name', format('swap_gate: fct has %s partitions', parts), true);
+			IF parts = 2 THEN
+				PERFORM pg_advisory_xact_lock_shared(8);
+			END IF;
+		END IF;
+	END \$f\$;
+	CREATE EVENT TRIGGER swap_gate ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
+		EXECUTE FUNCTION swap_gate();
 });
 
 my $fp = sub { $node->safe_psql('postgres', "SELECT hash FROM backfill_fingerprint('$_[0]')") };
 my $old_0315 = $fp->('fct_0315');
 my $old_0314 = $fp->('fct_0314');
+my $new_0315 = $fp->('expect_0315');
+isnt($new_0315, $old_0315, 'the fixed model changes fct_0315');
 
-# The fixed model; it waits on advisory lock 7 before producing rows when $gate is set.
-my $source = q{SELECT o.order_id, o.order_date,
-	CASE WHEN o.refunded THEN -o.amount ELSE o.amount END AS revenue
-	FROM orders o, (SELECT pg_advisory_xact_lock_shared(7)) gate
-	WHERE o.order_date >= $1 AND o.order_date < $2};
+my $replace_sql = "SELECT rows_after FROM backfill_replace_partition('fct_0315', \$q\$$source\$q\$,"
+  . " lock_timeout_ms => 600000, max_attempts => 1)";
 
-# Start a replacement in the background and return its session.
-sub start_replace
+# Open a session that takes what $sql takes and keeps it until the crash.
+sub holder
 {
-	my ($lock_timeout) = @_;
-	my $h = $node->background_psql('postgres', on_error_stop => 0);
-	$h->query_until(qr/started/,
-		"\\echo started\n"
-		  . "SELECT * FROM backfill_replace_partition('fct_0315', \$q\$$source\$q\$,"
-		  . " lock_timeout_ms => $lock_timeout, max_attempts => 1);\n");
-	return $h;
+	my ($sql) = @_;
+	my $s = $node->background_psql('postgres');
+	$s->query_safe($_) for split /;\s*/, $sql;
+	return $s;
 }
 
-# Stop a background session whose server went away.
+# Each stage: what the test holds to stop the replacement there, and the locks of
+# the replacing backend that show it is there ("rel mode", "advisory n mode"): the
+# one it waits for, some it holds and some it does not.
+my @stages = (
+	{
+		name => 'fill',
+		what => 'during the fill',
+		hold => 'SELECT pg_advisory_lock(7)',
+		waits => 'advisory 7 ShareLock',
+		holds => [ 'fct ShareUpdateExclusiveLock', 'fct_0315 ShareRowExclusiveLock' ],
+		lacks => [ 'fct AccessExclusiveLock' ],
+	},
+	{
+		name => 'filled',
+		what => 'between the fill and the swap',
+		hold => 'BEGIN; LOCK TABLE days IN ROW EXCLUSIVE MODE',
+		waits => 'days ShareRowExclusiveLock',
+		holds => [ 'advisory 7 ShareLock', 'fct_0315 ShareRowExclusiveLock' ],
+		lacks => [ 'fct AccessExclusiveLock', 'fct_0315 AccessExclusiveLock' ],
+	},
+	{
+		name => 'lock',
+		what => 'while the swap waited for its lock',
+		hold => 'BEGIN; SELECT count(*) FROM fct',
+		waits => 'fct AccessExclusiveLock',
+		holds => [ 'advisory 7 ShareLock', 'fct_0315 ShareRowExclusiveLock' ],
+		lacks => [ 'fct_0315 AccessExclusiveLock' ],
+	},
+	{
+		name => 'detached',
+		what => 'in the middle of the swap, the old partition detached',
+		hold => 'SELECT pg_advisory_lock(8)',
+		waits => 'advisory 8 ShareLock',
+		holds => [ 'fct AccessExclusiveLock', 'fct_0315 AccessExclusiveLock' ],
+		lacks => [],
+		appname => 'swap_gate: fct has 2 partitions',
+	},
+	{
+		name => 'commit',
+		what => 'right after the commit',
+	},
+);
+
+# The locks of backend $pid on the tables of the test and on advisory keys, as
+# { granted => [...], waiting => [...] }.
+sub locks_of
+{
+	my ($pid) = @_;
+	my %locks = (granted => [], waiting => []);
+	for my $line (split /\n/, $node->safe_psql('postgres',
+		"SELECT l.granted, coalesce(c.relname, 'advisory ' || l.objid) || ' ' || l.mode FROM pg_locks l"
+		  . " LEFT JOIN pg_class c ON c.oid = l.relation WHERE l.pid = $pid"
+		  . " AND (l.locktype = 'advisory' OR c.relname IN ('fct', 'fct_0315', 'days'))"))
+	{
+		my ($granted, $lock) = split /\|/, $line;
+		push @{ $locks{ $granted eq 't' ? 'granted' : 'waiting' } }, $lock;
+	}
+	return \%locks;
+}
+
+# Stop background sessions whose server went away.
 sub forget
 {
 	eval { $_->quit } for @_;
 }
 
-# Wait until some session waits for a lock of the given type.
-sub wait_for_lock_wait
-{
-	my ($locktype) = @_;
-	$node->poll_query_until('postgres',
-		"SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND locktype = '$locktype'")
-	  or die "no session waited for a $locktype lock";
-}
-
-# Kill the server hard, as a power cut would, and start it again.
-sub crash_and_restart
+sub kill_server
 {
 	$node->stop('immediate');
 	$node->start;
 }
 
+# SIGKILL of one backend: the postmaster restarts the whole server.
+sub kill_backend
+{
+	my ($pid, $what) = @_;
+	my $offset = -s $node->logfile;
+	kill 'KILL', $pid or die "could not kill $pid: $!";
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
+	ok($node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $offset),
+		"$what: the server went through a crash restart");
+}
+
+sub log_records
+{
+	return $node->safe_psql('postgres', "SELECT count(*) FROM backfill_log WHERE partition = 'public.fct_0315'");
+}
+
 sub check_intact
 {
-	my ($stage, $expect_new) = @_;
+	my ($what, $expect_new, $records_before) = @_;
 	my $now = $fp->('fct_0315');
-	my ($log_rows, $log_after) = split /\|/, $node->safe_psql('postgres',
-		"SELECT count(*), max(fingerprint_after) FROM backfill_log WHERE partition = 'public.fct_0315'");
 	is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%' OR relname LIKE '%_archived%'"),
-		'0', "$stage: no staging table or archive is left");
+		'0', "$what: no staging table or archive is left");
 	is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_inherits WHERE inhparent = 'fct'::regclass"),
-		'3', "$stage: the parent still has its three partitions");
-	is($fp->('fct_0314'), $old_0314, "$stage: the untouched partition is bit for bit as before");
+		"SELECT string_agg(c.relname || ' ' || pg_get_expr(c.relpartbound, c.oid), ', ' ORDER BY c.relname)"
+		  . " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'fct'::regclass"),
+		"fct_0314 FOR VALUES FROM ('2026-03-14') TO ('2026-03-15'), "
+		  . "fct_0315 FOR VALUES FROM ('2026-03-15') TO ('2026-03-16'), "
+		  . "fct_0316 FOR VALUES FROM ('2026-03-16') TO ('2026-03-17')",
+		"$what: the parent still has its three partitions, fct_0315 with its bound");
+	is($node->safe_psql('postgres', "SELECT count(*) FROM fct WHERE order_date = '2026-03-15'"),
+		'10000', "$what: the parent reads the day's rows from it");
+	is($fp->('fct_0314'), $old_0314, "$what: the untouched partition is bit for bit as before");
 	if ($expect_new)
 	{
-		isnt($now, $old_0315, "$stage: the partition holds the new rows");
-		is($log_after, $now, "$stage: the log's fingerprint_after is the partition's");
+		is($now, $new_0315, "$what: the partition holds the new rows, exactly");
+		is($node->safe_psql('postgres', "SELECT count(*) - $records_before || ' ' || "
+			  . " (SELECT fingerprint_before || ' -> ' || fingerprint_after FROM backfill_log"
+			  . "  WHERE partition = 'public.fct_0315' ORDER BY id DESC LIMIT 1)"
+			  . " FROM backfill_log WHERE partition = 'public.fct_0315'"),
+			"1 $old_0315 -> $now",
+			"$what: the log has one more record, its fingerprints the old rows' and the partition's now");
 	}
 	else
 	{
-		is($now, $old_0315, "$stage: the partition holds the old rows, all of them");
-		is($log_rows, '0', "$stage: no log record for a swap that did not happen");
+		is($now, $old_0315, "$what: the partition holds the old rows, all of them");
+		is(log_records(), $records_before, "$what: no log record for a swap that did not happen");
 	}
 }
 
-# 1. Killed during the fill: the source is blocked on the advisory lock.
+# Stop the replacement at $stage, kill it by $how, check what recovery left.
+sub crash_at
 {
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('SELECT pg_advisory_lock(7)');
-	my $h = start_replace(1000);
-	wait_for_lock_wait('advisory');
-	is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'fct_0315' AND l.mode = 'ShareRowExclusiveLock'"),
-		'1', 'the fill holds the partition in SHARE ROW EXCLUSIVE mode');
-	crash_and_restart();
-	forget($h, $gate);
-	check_intact('killed during the fill', 0);
+	my ($stage, $how) = @_;
+	my $what = "killed ($how) $stage->{what}";
+
+	# every case starts from the old rows (a committed case leaves the new ones)
+	$node->safe_psql('postgres', "BEGIN; DELETE FROM fct_0315;"
+		  . " INSERT INTO fct SELECT order_id, order_date, amount FROM orders WHERE order_date = '2026-03-15'; COMMIT")
+	  if $fp->('fct_0315') ne $old_0315;
+	$fp->('fct_0315') eq $old_0315 or die "$what: could not restore the old rows";
+	my $records_before = log_records();
+
+	my @holders = $stage->{hold} ? (holder($stage->{hold})) : ();
+	my $h = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $h->query_safe('SELECT pg_backend_pid()');
+	if ($stage->{name} eq 'commit')
+	{
+		is($h->query_safe($replace_sql), '10000', "$what: the replacement went through");
+	}
+	else
+	{
+		$h->query_until(qr/started/, "\\echo started\n$replace_sql;\n");
+		$node->poll_query_until('postgres', "SELECT EXISTS (SELECT FROM pg_locks WHERE pid = $pid AND NOT granted)")
+		  or die "$what: the replacement never stopped";
+		my $locks = locks_of($pid);
+		is_deeply($locks->{waiting}, [ $stage->{waits} ], "$what: the replacement waits for $stage->{waits}");
+		my %granted = map { $_ => 1 } @{ $locks->{granted} };
+		is_deeply([ grep { !$granted{$_} } @{ $stage->{holds} } ], [],
+			"$what: it holds " . join(', ', @{ $stage->{holds} }));
+		is_deeply([ grep { $granted{$_} } @{ $stage->{lacks} } ], [],
+			"$what: it does not hold " . join(', ', @{ $stage->{lacks} }))
+		  if @{ $stage->{lacks} };
+		is($node->safe_psql('postgres', "SELECT application_name FROM pg_stat_activity WHERE pid = $pid"),
+			$stage->{appname}, "$what: the event trigger saw fct lose the partition")
+		  if $stage->{appname};
+		is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'"),
+			'0', "$what: the uncommitted staging table is invisible to others");
+	}
+
+	if ($how eq 'SIGKILL')
+	{
+		kill_backend($pid, $what);
+	}
+	else
+	{
+		kill_server();
+	}
+	forget($h, @holders);
+	check_intact($what, $stage->{name} eq 'commit', $records_before);
 }
 
-# 2. Killed between the fill and the swap: a reader holds the parent, the swap waits for it.
+for my $stage (@stages)
 {
-	my $reader = $node->background_psql('postgres');
-	$reader->query_safe('BEGIN');
-	$reader->query_safe('SELECT count(*) FROM fct');
-	my $h = start_replace(600000);
-	wait_for_lock_wait('relation');
-	is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'"),
-		'0', 'the staging table of the uncommitted fill is invisible to others');
-	crash_and_restart();
-	forget($h, $reader);
-	check_intact('killed while the swap waited for its lock', 0);
-}
-
-# 3. Killed right after the commit: the new rows and the log record are both there.
-{
-	my $ret = $node->safe_psql('postgres',
-		"SELECT rows_after FROM backfill_replace_partition('fct_0315', \$q\$$source\$q\$)");
-	is($ret, '10000', 'the replacement went through');
-	crash_and_restart();
-	check_intact('killed right after the commit', 1);
+	crash_at($stage, $_) for ('immediate stop', 'SIGKILL');
 }
 
 $node->stop;
