@@ -546,11 +546,18 @@ LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 
 			LockRelationOid(bp->parent, AccessExclusiveLock);
 			LockRelationOid(bp->part, AccessExclusiveLock);
+			/* (find_all_inheritors locks the descendants, not the table itself) */
 			if (OidIsValid(bp->defaultpart))
+			{
+				LockRelationOid(bp->defaultpart, AccessExclusiveLock);
 				(void) find_all_inheritors(bp->defaultpart, AccessExclusiveLock, NULL);
+			}
 			/* ATTACH and DROP change the triggers on the tables foreign keys point to */
 			foreach(lc, referenced)
+			{
+				LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
 				(void) find_all_inheritors(lfirst_oid(lc), AccessExclusiveLock, NULL);
+			}
 			AtEOXact_GUC(true, nest);
 
 			/* the locks now belong to the caller's transaction */
