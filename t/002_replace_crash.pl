@@ -31,6 +31,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BackfillCrash;
+
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
 $node->append_conf('postgresql.conf', "restart_after_crash = on\n");
@@ -158,30 +162,6 @@ sub locks_of
 	return \%locks;
 }
 
-# Stop background sessions whose server went away.
-sub forget
-{
-	eval { $_->quit } for @_;
-}
-
-sub kill_server
-{
-	$node->stop('immediate');
-	$node->start;
-}
-
-# SIGKILL of one backend: the postmaster restarts the whole server.
-sub kill_backend
-{
-	my ($pid, $what) = @_;
-	my $offset = -s $node->logfile;
-	kill 'KILL', $pid or die "could not kill $pid: $!";
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
-	ok($node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $offset),
-		"$what: the server went through a crash restart");
-}
-
 sub log_records
 {
 	return $node->safe_psql('postgres', "SELECT count(*) FROM backfill_log WHERE partition = 'public.fct_0315'");
@@ -263,11 +243,11 @@ sub crash_at
 
 	if ($how eq 'SIGKILL')
 	{
-		kill_backend($pid, $what);
+		kill_backend($node, $pid, $what);
 	}
 	else
 	{
-		kill_server();
+		kill_server($node);
 	}
 	forget($h, @holders);
 	check_intact($what, $stage->{name} eq 'commit', $records_before);

@@ -22,6 +22,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BackfillCrash;
+
 my $node = PostgreSQL::Test::Cluster->new('runcrash');
 $node->init;
 $node->append_conf('postgresql.conf', "restart_after_crash = on\n");
@@ -113,12 +117,6 @@ sub log_records
 		$log{$day} = "$n $id";
 	}
 	return \%log;
-}
-
-# Stop background sessions whose server went away.
-sub forget
-{
-	eval { $_->quit } for @_;
 }
 
 # The reference: the twin, backfilled without interruption.
@@ -225,10 +223,7 @@ sub crash_mid_run
 }
 
 # (a) The whole server stopped at once, as by a power cut.
-my $run_a = crash_mid_run('fct', 'immediate stop', sub {
-	$node->stop('immediate');
-	$node->start;
-});
+my $run_a = crash_mid_run('fct', 'immediate stop', sub { kill_server($node) });
 
 # Finished tasks are redone only when asked.
 {
@@ -263,15 +258,7 @@ my $run_a = crash_mid_run('fct', 'immediate stop', sub {
 
 # (b) The backend running the CALL killed with SIGKILL: the postmaster
 # restarts the whole server.
-crash_mid_run('fct_k', 'backend killed', sub {
-	my ($pid) = @_;
-	my $offset = -s $node->logfile;
-	kill 'KILL', $pid or die "could not kill $pid: $!";
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
-	ok($node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $offset),
-		'backend killed: the server went through a crash restart');
-});
+crash_mid_run('fct_k', 'backend killed', sub { kill_backend($node, $_[0], 'backend killed') });
 
 $node->stop;
 done_testing();

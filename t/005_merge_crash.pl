@@ -34,6 +34,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use BackfillCrash;
+
 my $node = PostgreSQL::Test::Cluster->new('mergecrash');
 $node->init;
 $node->append_conf('postgresql.conf', "restart_after_crash = on\n");
@@ -136,12 +140,6 @@ sub log_of
 # relations of every kind, and the temporary ones
 my $relations = "SELECT count(*) || ' relations, ' || count(*) FILTER (WHERE relpersistence = 't') || ' temporary' FROM pg_class";
 
-# Stop background sessions whose server went away.
-sub forget
-{
-	eval { $_->quit } for @_;
-}
-
 # The references: each twin merged without interruption.
 my (%old, %new, %counts);
 for my $v (@variants)
@@ -160,24 +158,6 @@ for my $v (@variants)
 	is(fp("${v}_$_"), $old{$v}{whole}, "$v: the copy $_ starts as the twin did") for qw(guards merge delete commit);
 }
 my ($ins, $upd) = split / /, $counts{plain};
-
-# Kill the backend by SIGKILL; the postmaster restarts the whole server.
-sub kill_backend
-{
-	my ($pid, $what) = @_;
-	my $offset = -s $node->logfile;
-	kill 'KILL', $pid or die "could not kill $pid: $!";
-	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
-	$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
-	ok($node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $offset),
-		"$what: the server went through a crash restart");
-}
-
-sub kill_server
-{
-	$node->stop('immediate');
-	$node->start;
-}
 
 # Merge $v's copy for $stage, stop it at $stage, kill it by $how, check what
 # recovery left, merge again and compare with the twin.
@@ -210,11 +190,11 @@ sub crash_at
 
 	if ($how eq 'SIGKILL')
 	{
-		kill_backend($pid, $what);
+		kill_backend($node, $pid, $what);
 	}
 	else
 	{
-		kill_server();
+		kill_server($node);
 	}
 	forget($h, $gate);
 
@@ -248,11 +228,11 @@ for my $v (@variants)
 	is($h->query_safe(merge_sql($target)), $counts{$v}, "$v: the merge returned its counts");
 	if ($how eq 'SIGKILL')
 	{
-		kill_backend($pid, $what);
+		kill_backend($node, $pid, $what);
 	}
 	else
 	{
-		kill_server();
+		kill_server($node);
 	}
 	forget($h);
 	is(fp($target), $new{$v}{whole}, "$what: the target holds the new rows, as the twin");

@@ -1,0 +1,40 @@
+# t/BackfillCrash.pm: killing a test node the two ways the crash tests need.
+#
+# kill_server($node): an immediate stop (no checkpoint, as a power cut would leave the
+# data) and a start.  kill_backend($node, $pid, $what): SIGKILL of one backend, after
+# which the postmaster restarts the whole server; it checks that it did.  forget(@sessions):
+# close background sessions whose server went away.
+package BackfillCrash;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use Test::More;
+
+our @EXPORT = qw(kill_server kill_backend forget);
+
+sub kill_server
+{
+	my ($node) = @_;
+	$node->stop('immediate');
+	$node->start;
+}
+
+sub kill_backend
+{
+	my ($node, $pid, $what) = @_;
+	my $offset = -s $node->logfile;
+	kill 'KILL', $pid or die "could not kill $pid: $!";
+	$node->wait_for_log(qr/all server processes terminated; reinitializing/, $offset);
+	$node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
+	ok($node->log_contains(qr/server process \(PID $pid\) was terminated by signal 9/, $offset),
+		"$what: the server went through a crash restart");
+}
+
+sub forget
+{
+	eval { $_->quit } for @_;
+}
+
+1;
