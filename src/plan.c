@@ -493,14 +493,8 @@ QueryText2(const char *sql, const char *a, const char *b)
 {
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2] = {CStringGetTextDatum(a), CStringGetTextDatum(b)};
-	int			rc = SPI_execute_with_args(sql, 2, types, values, NULL, false, 1);
-	bool		isnull;
-	Datum		d;
 
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? NULL : TextDatumGetCString(d);
+	return BackfillQueryTextArgs(sql, 2, types, values);
 }
 
 /* The tasks of a plain table: chunks of width chunk over [lo, hi). */
@@ -591,34 +585,6 @@ CheckSourceColumns(Oid relid, const char *bound, List *key, const char *strategy
 						(errcode(ERRCODE_UNDEFINED_COLUMN),
 						 errmsg("source lacks key column \"%s\"", (char *) lfirst(lc))));
 	SPI_freeplan(plan);
-}
-
-/* text[] literal of a list of names */
-static char *
-KeyArrayText(List *key)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	foreach(lc, key)
-	{
-		const char *k = lfirst(lc);
-
-		if (foreach_current_index(lc) > 0)
-			appendStringInfoChar(&buf, ',');
-		appendStringInfoChar(&buf, '"');
-		for (; *k; k++)
-		{
-			if (*k == '"' || *k == '\\')
-				appendStringInfoChar(&buf, '\\');
-			appendStringInfoChar(&buf, *k);
-		}
-		appendStringInfoChar(&buf, '"');
-	}
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
 }
 
 PG_FUNCTION_INFO_V1(backfill_plan);
@@ -808,7 +774,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 		values[2] = CStringGetTextDatum(strategy);
 		values[3] = CStringGetTextDatum(source);
 		if (key != NIL)
-			values[4] = OidInputFunctionCall(F_ARRAY_IN, KeyArrayText(key), TEXTOID, -1);
+			values[4] = BackfillTextArray(key);
 		else
 			nulls[4] = 'n';
 		values[5] = CStringGetTextDatum(keyname);

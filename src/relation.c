@@ -43,28 +43,22 @@ KindAccepted(char relkind, int kinds)
 }
 
 /*
- * The regclass argument argno, locked in lockmode, checked to exist and to be
- * of one of the accepted kinds.  The relation is the one the name named: if,
- * while we waited for the lock, another session replaced it (a partition
- * swapped, a table renamed away), the relation that now has the name is
- * locked instead.
+ * Lock relid in lockmode and return it, or, if another session replaced it
+ * while we waited (a partition swapped, a table renamed away and another
+ * given its name), lock and return the relation that now has its name.  The
+ * name is the one the caller resolved relid by (name in schema nsp), or, when
+ * name is NULL, relid's name now.  A relid that has no name is locked and
+ * returned as it is: the caller checks.  what names the relation in errors
+ * ("partition", "relation").
  */
 Oid
-BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
-				   int kinds, LOCKMODE lockmode)
+BackfillLockFollowingName(Oid relid, const char *name, Oid nsp, const char *what, LOCKMODE lockmode)
 {
-	Oid			relid;
-	char		relkind;
-	char	   *name;
-	Oid			nsp;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", argname)));
-	relid = PG_GETARG_OID(argno);
-	name = get_rel_name(relid);
-	nsp = get_rel_namespace(relid);
+	if (name == NULL)
+	{
+		name = get_rel_name(relid);
+		nsp = get_rel_namespace(relid);
+	}
 
 	for (int tries = 0;; tries++)
 	{
@@ -72,32 +66,52 @@ BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 		Oid			again;
 
 		LockRelationOid(relid, lockmode);
-		if (name == NULL && !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		{
-			UnlockRelationOid(relid, lockmode);
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("%s: relation with OID %u does not exist", argname, relid),
-					 errhint("The relation may have been dropped.")));
-		}
+		if (name == NULL)
+			return relid;
 		now = get_rel_name(relid);
-		if (name == NULL || (now != NULL && strcmp(now, name) == 0 && get_rel_namespace(relid) == nsp))
-			break;
-		/* replaced or renamed while we waited: follow the name */
+		if (now != NULL && strcmp(now, name) == 0 && get_rel_namespace(relid) == nsp)
+			return relid;
 		UnlockRelationOid(relid, lockmode);
 		again = get_relname_relid(name, nsp);
 		if (!OidIsValid(again))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("%s: relation %s was dropped while waiting for its lock", argname,
+					 errmsg("%s %s was dropped while waiting for its lock", what,
 							quote_qualified_identifier(get_namespace_name(nsp), name))));
 		if (tries >= 3)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("%s: relation %s keeps being replaced by other sessions", argname,
+					 errmsg("%s %s keeps being replaced by other sessions", what,
 							quote_qualified_identifier(get_namespace_name(nsp), name)),
 					 errhint("Retry.")));
 		relid = again;
+	}
+}
+
+/*
+ * The regclass argument argno, locked in lockmode (following its name, as
+ * BackfillLockFollowingName does), checked to exist and to be of one of the
+ * accepted kinds.
+ */
+Oid
+BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+				   int kinds, LOCKMODE lockmode)
+{
+	Oid			relid;
+	char		relkind;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	relid = BackfillLockFollowingName(PG_GETARG_OID(argno), NULL, InvalidOid, "relation", lockmode);
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, lockmode);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: relation with OID %u does not exist", argname, relid),
+				 errhint("The relation may have been dropped.")));
 	}
 
 	relkind = get_rel_relkind(relid);

@@ -22,6 +22,8 @@
 #define BACKFILL_REL_READABLE \
 	(BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED | BACKFILL_REL_MATVIEW | BACKFILL_REL_FOREIGN)
 
+extern Oid	BackfillLockFollowingName(Oid relid, const char *name, Oid nsp, const char *what,
+									  LOCKMODE lockmode);
 extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 							   int kinds, LOCKMODE lockmode);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);

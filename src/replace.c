@@ -50,8 +50,8 @@
  * row another session wrote into the partition in between would be invisible
  * to the copy and lost by the swap.  Refuse.
  */
-static void
-RefuseTransactionSnapshot(const char *func)
+void
+BackfillRefuseTransactionSnapshot(const char *func)
 {
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -95,16 +95,13 @@ IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int min, int max
  * it was replaced while we waited, the partition now carrying its name is the
  * one to work on.
  */
-static void
-LockPart(Oid relid, const char *argname, BackfillPart *bp)
+void
+BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 {
-	char	   *name;
-	Oid			nsp;
 	Oid			parent;
+	Oid			part;
 
 	BackfillResolvePart(relid, argname, bp);
-	name = bp->name;
-	nsp = bp->nsp;
 	parent = bp->parent;
 
 	/*
@@ -114,35 +111,15 @@ LockPart(Oid relid, const char *argname, BackfillPart *bp)
 	 * does) while waiting for the others to let it go for the swap.
 	 */
 	LockRelationOid(parent, ShareUpdateExclusiveLock);
-	LockRelationOid(bp->part, ShareRowExclusiveLock);
+	part = BackfillLockFollowingName(bp->part, bp->name, bp->nsp, "partition", ShareRowExclusiveLock);
 
-	/*
-	 * Another session may have replaced it while we waited: the OID is then
-	 * gone, or an archive under another name.  The partition that now has the
-	 * name is the one to work on.
-	 */
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
-		get_rel_name(bp->part) == NULL || strcmp(get_rel_name(bp->part), name) != 0 ||
-		!get_rel_relispartition(bp->part) || get_partition_parent(bp->part, true) != parent)
-	{
-		Oid			again = get_relname_relid(name, nsp);
-
-		UnlockRelationOid(bp->part, ShareRowExclusiveLock);
-		if (!OidIsValid(again))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("partition %s was dropped while waiting for its lock", bp->qualname)));
-		BackfillResolvePart(again, argname, bp);
-		LockRelationOid(bp->part, ShareRowExclusiveLock);
-		if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
-			!get_rel_relispartition(bp->part))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("partition %s keeps being replaced by other sessions", bp->qualname),
-					 errhint("Retry.")));
-	}
 	/* describe it again, under the lock */
-	BackfillResolvePart(bp->part, argname, bp);
+	BackfillResolvePart(part, argname, bp);
+	if (bp->parent != parent)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("partition %s was moved to another partitioned table while waiting for its lock",
+						bp->qualname)));
 }
 
 /* The SQL texts of the partition's bound and constraint, with search_path pinned. */
@@ -215,6 +192,95 @@ LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, Backfi
 								  before, after, SwapDetails(bp, sr, extra_key, extra));
 }
 
+/*
+ * The parameters a source sees for partition bp: $1 and $2 its bounds, typed as
+ * the key; for LIST, $1 the array of its values.
+ */
+static ParamListInfo
+BoundParams(BackfillPart *bp, int *nargs, Oid *argtypes)
+{
+	ParamListInfo params;
+
+	if (bp->own.strategy == PARTITION_STRATEGY_RANGE)
+	{
+		*nargs = 2;
+		argtypes[0] = argtypes[1] = bp->own.keytype;
+		params = makeParamList(2);
+		params->params[0].ptype = params->params[1].ptype = bp->own.keytype;
+		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
+		params->params[0].value = bp->own.lower;
+		params->params[0].isnull = !bp->own.haslower;
+		params->params[1].value = bp->own.upper;
+		params->params[1].isnull = !bp->own.hasupper;
+	}
+	else
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		int			n = bp->own.nlist + (bp->own.listnull ? 1 : 0);
+		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
+		int			dims[1] = {n};
+		int			lbs[1] = {1};
+
+		memcpy(elems, bp->own.list, sizeof(Datum) * bp->own.nlist);
+		if (bp->own.listnull)
+			elemnulls[n - 1] = true;
+		get_typlenbyvalalign(bp->own.keytype, &typlen, &typbyval, &typalign);
+		*nargs = 1;
+		argtypes[0] = get_array_type(bp->own.keytype);
+		params = makeParamList(1);
+		params->params[0].ptype = argtypes[0];
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].isnull = false;
+		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
+																	 bp->own.keytype, typlen, typbyval, typalign));
+	}
+
+	return params;
+}
+
+/*
+ * Build the staging table of partition bp and fill it from source: the
+ * definition copied, the old rows fingerprinted (before), the new rows
+ * inserted frozen and fingerprinted (after), the indexes built, statistics
+ * gathered, foreign keys added.  An empty result for a partition that has
+ * rows is an error unless allow_empty.  Must be called inside SPI, with bp
+ * locked by BackfillLockPart.
+ */
+Oid
+BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, ParamListInfo params,
+			  bool allow_empty, BackfillFingerprint *before, BackfillFingerprint *after)
+{
+	Oid			staging;
+	SPIPlanPtr	plan;
+	int			nest;
+
+	nest = BackfillPinSearchPath();
+	BackfillDescribeBound(bp);
+	BackfillRefuseReferencedPartition(bp);
+	staging = BackfillCreateStaging(bp);
+	BackfillUnpinSearchPath(nest);
+
+	BackfillFingerprintRel(bp->part, NULL, false, before);
+
+	plan = BackfillPrepareFill(bp, staging, source, nargs, argtypes);
+	BackfillFillStaging(bp, staging, plan, params, after);
+	if (after->rows == 0 && before->rows > 0 && !allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source returned no rows for partition %s, which has " UINT64_FORMAT " rows",
+						bp->qualname, before->rows),
+				 errdetail("Replacing it would empty the partition."),
+				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
+
+	nest = BackfillPinSearchPath();
+	BackfillFinishStaging(bp, staging);
+	BackfillUnpinSearchPath(nest);
+	return staging;
+}
+
 PG_FUNCTION_INFO_V1(backfill_replace_partition);
 
 /*
@@ -238,8 +304,6 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	Oid			argtypes[2];
 	int			nargs;
 	ParamListInfo params;
-	SPIPlanPtr	plan;
-	int			nest;
 	int64		logid;
 	Datum		result;
 
@@ -253,72 +317,14 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_replace_partition()");
-	RefuseTransactionSnapshot("backfill_replace_partition");
+	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
-	LockPart(PG_GETARG_OID(0), "part", &bp);
+	BackfillLockPart(PG_GETARG_OID(0), "part", &bp);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-
-	nest = BackfillPinSearchPath();
-	BackfillDescribeBound(&bp);
-	BackfillRefuseReferencedPartition(&bp);
-	staging = BackfillCreateStaging(&bp);
-	BackfillUnpinSearchPath(nest);
-
-	BackfillFingerprintRel(bp.part, NULL, false, &before);
-
-	/* $1, $2: the bounds, typed as the key; for LIST, $1 the array of values */
-	if (bp.own.strategy == PARTITION_STRATEGY_RANGE)
-	{
-		nargs = 2;
-		argtypes[0] = argtypes[1] = bp.own.keytype;
-		params = makeParamList(2);
-		params->params[0].ptype = params->params[1].ptype = bp.own.keytype;
-		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
-		params->params[0].value = bp.own.lower;
-		params->params[0].isnull = !bp.own.haslower;
-		params->params[1].value = bp.own.upper;
-		params->params[1].isnull = !bp.own.hasupper;
-	}
-	else
-	{
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		int			n = bp.own.nlist + (bp.own.listnull ? 1 : 0);
-		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
-		int			dims[1] = {n};
-		int			lbs[1] = {1};
-
-		memcpy(elems, bp.own.list, sizeof(Datum) * bp.own.nlist);
-		if (bp.own.listnull)
-			elemnulls[n - 1] = true;
-		get_typlenbyvalalign(bp.own.keytype, &typlen, &typbyval, &typalign);
-		nargs = 1;
-		argtypes[0] = get_array_type(bp.own.keytype);
-		params = makeParamList(1);
-		params->params[0].ptype = argtypes[0];
-		params->params[0].pflags = PARAM_FLAG_CONST;
-		params->params[0].isnull = false;
-		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
-																	 bp.own.keytype, typlen, typbyval, typalign));
-	}
-
-	plan = BackfillPrepareFill(&bp, staging, source, nargs, argtypes);
-	BackfillFillStaging(&bp, staging, plan, params, &after);
-	if (after.rows == 0 && before.rows > 0 && !allow_empty)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("source returned no rows for partition %s, which has " UINT64_FORMAT " rows",
-						bp.qualname, before.rows),
-				 errdetail("Replacing it would empty the partition."),
-				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
-
-	nest = BackfillPinSearchPath();
-	BackfillFinishStaging(&bp, staging);
-	BackfillUnpinSearchPath(nest);
+	params = BoundParams(&bp, &nargs, argtypes);
+	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after);
 
 	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
 
@@ -363,7 +369,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 1, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 2, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_undo()");
-	RefuseTransactionSnapshot("backfill_undo");
+	BackfillRefuseTransactionSnapshot("backfill_undo");
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -411,7 +417,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("cannot undo record " INT64_FORMAT ": partition %s no longer exists",
 						logid, partname)));
 
-	LockPart(partoid, "the partition of the record", &bp);
+	BackfillLockPart(partoid, "the partition of the record", &bp);
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

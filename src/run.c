@@ -77,17 +77,6 @@ typedef struct TaskOutcome
 	double		seconds;
 } TaskOutcome;
 
-static char *
-StateTable(BackfillRun *run, const char *name)
-{
-	return BackfillStateTable(run->extschema, name);
-}
-
-static char *
-ExtFunction(BackfillRun *run, const char *name)
-{
-	return BackfillStateTable(run->extschema, name);
-}
 
 /* The relation a task writes: its partition, or the plain table. */
 static Oid
@@ -147,7 +136,7 @@ ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
 
 	rc = SPI_execute_with_args(psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
 										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-										StateTable(run, "backfill_log")),
+										BackfillExtName(run->extschema, "backfill_log")),
 							   1, types, values, NULL, false, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read record " INT64_FORMAT " of backfill_log", logid);
@@ -158,20 +147,6 @@ ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
 	out->rows_after = SPI_getvalue(tup, desc, 2) ? pg_strtoint64(SPI_getvalue(tup, desc, 2)) : -1;
 	out->fingerprint_before = SPI_getvalue(tup, desc, 3);
 	out->fingerprint_after = SPI_getvalue(tup, desc, 4);
-}
-
-/* One value of the first row of a query we built. */
-static int64
-QueryInt(const char *sql)
-{
-	bool		isnull;
-	int			rc = SPI_execute(sql, false, 1);
-	Datum		d;
-
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "SPI_execute failed (%s) for: %s", SPI_result_code_string(rc), sql);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? 0 : DatumGetInt64(d);
 }
 
 /* The source's column names, as "a, b". */
@@ -213,8 +188,9 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	BackfillFingerprintRel(relid, scope, false, &before);
-	outside = QueryInt(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s WHERE NOT COALESCE(%s, false)",
-								bound, TaskScope(run, task, "s")));
+	outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
+														   " WHERE NOT COALESCE(%s, false)",
+														   bound, TaskScope(run, task, "s")), 0, NULL, NULL));
 	if (outside > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
@@ -244,13 +220,15 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	return BackfillLogWriteChange(run->extschema, "delete_insert", target, NULL, &before, &after, details.data);
 }
 
-/* The rows a task wrote, as a query. */
+/* The rows a task wrote, as a query (by name: a swap gave the partition a new OID). */
 static char *
-WrittenQuery(BackfillRun *run, BackfillTask *task, Oid relid)
+WrittenQuery(BackfillRun *run, BackfillTask *task)
 {
+	const char *rel = task->partition ? task->partition : run->target;
+
 	if (task->partition && strcmp(run->strategy, "replace") == 0)
-		return psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(relid));
-	return psprintf("SELECT * FROM ONLY %s WHERE %s", BackfillQualifiedName(relid), TaskScope(run, task, NULL));
+		return psprintf("SELECT * FROM ONLY %s", rel);
+	return psprintf("SELECT * FROM ONLY %s WHERE %s", rel, TaskScope(run, task, NULL));
 }
 
 /*
@@ -262,38 +240,20 @@ Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
 {
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[4];
-	StringInfoData arr;
-	ListCell   *lc;
 	int			rc;
 	bool		isnull;
 
 	*ok = true;
 	if (run->opts.reconcile == NIL)
 		return NULL;
-	initStringInfo(&arr);
-	appendStringInfoChar(&arr, '{');
-	foreach(lc, run->opts.reconcile)
-	{
-		const char *m = lfirst(lc);
-
-		appendStringInfoString(&arr, foreach_current_index(lc) ? ",\"" : "\"");
-		for (; *m; m++)
-		{
-			if (*m == '"' || *m == '\\')
-				appendStringInfoChar(&arr, '\\');
-			appendStringInfoChar(&arr, *m);
-		}
-		appendStringInfoChar(&arr, '"');
-	}
-	appendStringInfoChar(&arr, '}');
 	values[0] = CStringGetTextDatum(written);
 	values[1] = CStringGetTextDatum(bound);
-	values[2] = OidInputFunctionCall(F_ARRAY_IN, arr.data, TEXTOID, -1);
+	values[2] = BackfillTextArray(run->opts.reconcile);
 	values[3] = CStringGetTextDatum(run->opts.reconcile_tolerance);
 	rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r))::pg_catalog.text,"
 										" pg_catalog.bool_and(r.ok)"
 										" FROM %s($1, $2, $3, CAST($4 AS pg_catalog.numeric), false) r",
-										ExtFunction(run, "backfill_reconcile")),
+										BackfillExtName(run->extschema, "backfill_reconcile")),
 							   4, types, values, NULL, false, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "backfill_reconcile failed: %s", SPI_result_code_string(rc));
@@ -340,7 +300,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
 		values[5] = Int32GetDatum(5);
 		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
-											ExtFunction(run, "backfill_replace_partition")),
+											BackfillExtName(run->extschema, "backfill_replace_partition")),
 								   6, types, values, NULL, false, 1);
 	}
 	else if (strcmp(run->strategy, "merge") == 0)
@@ -350,11 +310,11 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 
 		values[0] = ObjectIdGetDatum(relid);
 		values[1] = CStringGetTextDatum(bound);
-		values[2] = OidInputFunctionCall(F_ARRAY_IN, run->keytext, TEXTOID, -1);
+		values[2] = BackfillTextArray(run->key);
 		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
 		values[4] = BoolGetDatum(run->opts.delete_missing);
 		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5)).log_id",
-											ExtFunction(run, "backfill_merge")),
+											BackfillExtName(run->extschema, "backfill_merge")),
 								   5, types, values, NULL, false, 1);
 	}
 	else
@@ -370,7 +330,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	}
 	ReadLogRecord(run, logid, out);
 
-	out->reconcile = Reconcile(run, WrittenQuery(run, task, TaskRelation(run, task)), bound, &ok);
+	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok);
 	if (reconciled)
 		*reconciled = ok;
 	else if (!ok)
@@ -470,7 +430,7 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
 									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
 									  " WHERE run_id = $1 AND task = $2",
-									  StateTable(run, "backfill_tasks")),
+									  BackfillExtName(run->extschema, "backfill_tasks")),
 							 11, types, values, nulls, 0);
 }
 
@@ -489,21 +449,6 @@ TakeSlot(BackfillRun *run)
 	return false;
 }
 
-/* A List of integers as an int4[] Datum. */
-static Datum
-IntArrayDatum(List *ints)
-{
-	StringInfoData buf;
-	ListCell   *lc;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	foreach(lc, ints)
-		appendStringInfo(&buf, "%s%d", foreach_current_index(lc) ? "," : "", lfirst_int(lc));
-	appendStringInfoChar(&buf, '}');
-	return OidInputFunctionCall(F_ARRAY_IN, buf.data, INT4OID, -1);
-}
-
 /* Claim the next task: pending, or failed with attempts left and not failed in this call. */
 static bool
 ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
@@ -516,13 +461,13 @@ ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 	task->task = 0;
 	values[0] = Int64GetDatum(run->id);
 	values[1] = Int32GetDatum(run->opts.max_attempts);
-	values[2] = IntArrayDatum(failed_here);
+	values[2] = BackfillIntArray(failed_here);
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
 									  " WHERE run_id = $1 AND task <> ALL ($3)"
 									  "   AND (status = 'pending' OR (status = 'failed' AND attempts < $2))"
 									  " ORDER BY task LIMIT 1 FOR UPDATE SKIP LOCKED",
-									  StateTable(run, "backfill_tasks")),
+									  BackfillExtName(run->extschema, "backfill_tasks")),
 							 3, types, values, NULL, 0);
 	if (SPI_processed == 0)
 		return false;
@@ -588,7 +533,7 @@ ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 							  " pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending'),"
 							  " pg_catalog.avg(seconds) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done')"
 							  " FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
-							  StateTable(run, "backfill_tasks"), run->id), true, 1);
+							  BackfillExtName(run->extschema, "backfill_tasks"), run->id), true, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_tasks");
 	tup = SPI_tuptable->vals[0];
@@ -634,28 +579,12 @@ Pause(int ms)
 static char *
 RefreshDependents(BackfillRun *run, bool *ok)
 {
-	Oid			types[1] = {JSONBOID};
-	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->dependents))};
+	static const char *const fields[2] = {"name", "concurrently"};
 	uint64		n;
-	char	  **names;
-	bool	   *conc;
+	char	 ***rows = BackfillJsonbRows(run->dependents, 2, fields, &n);
 	StringInfoData out;
 
 	*ok = true;
-	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'name', (e OPERATOR(pg_catalog.->>) 'concurrently')::pg_catalog.bool"
-							  " FROM pg_catalog.jsonb_array_elements($1) e",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the dependents of run " INT64_FORMAT, run->id);
-	n = SPI_processed;
-	names = palloc(sizeof(char *) * Max(n, 1));
-	conc = palloc(sizeof(bool) * Max(n, 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		names[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		conc[i] = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-	}
 	initStringInfo(&out);
 	appendStringInfoChar(&out, '[');
 	for (uint64 i = 0; i < n; i++)
@@ -670,7 +599,8 @@ RefreshDependents(BackfillRun *run, bool *ok)
 		PG_TRY();
 		{
 			int			rc = SPI_execute(psprintf("REFRESH MATERIALIZED VIEW %s%s",
-												  conc[i] ? "CONCURRENTLY " : "", names[i]), false, 0);
+												  strcmp(rows[i][1], "true") == 0 ? "CONCURRENTLY " : "",
+												  rows[i][0]), false, 0);
 
 			if (rc != SPI_OK_UTILITY)
 				elog(ERROR, "REFRESH MATERIALIZED VIEW failed: %s", SPI_result_code_string(rc));
@@ -687,9 +617,9 @@ RefreshDependents(BackfillRun *run, bool *ok)
 		}
 		PG_END_TRY();
 		appendStringInfoString(&out, i ? ", {\"name\": " : "{\"name\": ");
-		escape_json(&out, names[i]);
+		escape_json(&out, rows[i][0]);
 		appendStringInfo(&out, ", \"concurrently\": %s, \"ms\": %.1f, \"error\": ",
-						 conc[i] ? "true" : "false", (double) (GetCurrentTimestamp() - start) / 1000.0);
+						 rows[i][1], (double) (GetCurrentTimestamp() - start) / 1000.0);
 		if (error)
 			escape_json(&out, error);
 		else
@@ -697,7 +627,7 @@ RefreshDependents(BackfillRun *run, bool *ok)
 		appendStringInfoChar(&out, '}');
 		if (error)
 			ereport(WARNING,
-					(errmsg("run " INT64_FORMAT ": could not refresh %s: %s", run->id, names[i], error)));
+					(errmsg("run " INT64_FORMAT ": could not refresh %s: %s", run->id, rows[i][0], error)));
 	}
 	appendStringInfoChar(&out, ']');
 	return out.data;
@@ -711,35 +641,18 @@ RefreshDependents(BackfillRun *run, bool *ok)
 static char *
 CheckUntouched(BackfillRun *run, int *changed)
 {
-	Oid			types[1] = {JSONBOID};
-	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->untouched))};
+	static const char *const fields[3] = {"partition", "scope", "fingerprint"};
 	uint64		n;
-	char	  **parts;
-	char	  **scopes;
-	char	  **fps;
+	char	 ***rows = BackfillJsonbRows(run->untouched, 3, fields, &n);
 	StringInfoData out;
 
 	*changed = 0;
-	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'partition', e OPERATOR(pg_catalog.->>) 'scope',"
-							  " e OPERATOR(pg_catalog.->>) 'fingerprint' FROM pg_catalog.jsonb_array_elements($1) e",
-							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the untouched fingerprints of run " INT64_FORMAT, run->id);
-	n = SPI_processed;
-	parts = palloc(sizeof(char *) * Max(n, 1));
-	scopes = palloc(sizeof(char *) * Max(n, 1));
-	fps = palloc(sizeof(char *) * Max(n, 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		parts[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		scopes[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		fps[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3);
-	}
 	initStringInfo(&out);
 	appendStringInfoChar(&out, '[');
 	for (uint64 i = 0; i < n; i++)
 	{
-		Oid			relid = parts[i]
-			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(parts[i])), NoLock, true)
+		Oid			relid = rows[i][0]
+			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(rows[i][0])), NoLock, true)
 			: run->targetoid;
 		BackfillFingerprint fp;
 		char	   *now = NULL;
@@ -749,20 +662,20 @@ CheckUntouched(BackfillRun *run, int *changed)
 		CHECK_FOR_INTERRUPTS();
 		if (OidIsValid(relid))
 		{
-			BackfillFingerprintRel(relid, scopes[i], true, &fp);
+			BackfillFingerprintRel(relid, rows[i][1], true, &fp);
 			now = BackfillFingerprintText(&fp);
 		}
-		same = now && strcmp(now, fps[i]) == 0;
+		same = now && strcmp(now, rows[i][2]) == 0;
 		logid = 0;
-		if (!same && now && parts[i])
+		if (!same && now && rows[i][0])
 		{
 			/* rewritten by a logged write (another run's, a replacement): its record says so */
 			Oid			t2[2] = {TEXTOID, TEXTOID};
-			Datum		v2[2] = {CStringGetTextDatum(parts[i]), CStringGetTextDatum(now)};
+			Datum		v2[2] = {CStringGetTextDatum(rows[i][0]), CStringGetTextDatum(now)};
 
 			(void) BackfillStateExec(run->extschema,
 									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
-											  " ORDER BY id DESC LIMIT 1", StateTable(run, "backfill_log")),
+											  " ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log")),
 									 2, t2, v2, NULL, 1);
 			if (SPI_processed == 1)
 				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
@@ -772,13 +685,13 @@ CheckUntouched(BackfillRun *run, int *changed)
 			(*changed)++;
 			ereport(WARNING,
 					(errmsg("run " INT64_FORMAT ": %s, outside the range, %s during the run", run->id,
-							parts[i] ? parts[i] : "the rows", now ? "changed" : "was dropped"),
-					 errdetail("Fingerprint at plan time %s, now %s.", fps[i], now ? now : "none"),
+							rows[i][0] ? rows[i][0] : "the rows", now ? "changed" : "was dropped"),
+					 errdetail("Fingerprint at plan time %s, now %s.", rows[i][2], now ? now : "none"),
 					 errhint("The run never writes outside its range: another session did.")));
 		}
 		appendStringInfoString(&out, i ? ", {\"partition\": " : "{\"partition\": ");
-		if (parts[i])
-			escape_json(&out, parts[i]);
+		if (rows[i][0])
+			escape_json(&out, rows[i][0]);
 		else
 			appendStringInfoString(&out, "null");
 		appendStringInfoString(&out, ", \"fingerprint\": ");
@@ -804,8 +717,6 @@ CheckUntouched(BackfillRun *run, int *changed)
 static char *
 FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run->id)};
 	Oid			t3[3] = {INT8OID, INT4OID, INT4ARRAYOID};
 	Datum		v3[3];
 	HeapTuple	tup;
@@ -817,10 +728,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 
 	*pending_elsewhere = 0;
 	/* one worker finishes: the others wait here, then see the run done */
-	(void) BackfillStateExec(run->extschema,
-							 psprintf("SELECT 1 FROM %s WHERE id = $1 FOR UPDATE", StateTable(run, "backfill_runs")),
-							 1, types, values, NULL, 0);
-	BackfillRunLoad(run->extschema, run->id, run);
+	BackfillRunLoad(run->extschema, run->id, run, true);
 	if (strcmp(run->status, "running") != 0)
 		return NULL;
 	/*
@@ -829,14 +737,14 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 	 */
 	v3[0] = Int64GetDatum(run->id);
 	v3[1] = Int32GetDatum(run->opts.max_attempts);
-	v3[2] = IntArrayDatum(failed_here);
+	v3[2] = BackfillIntArray(failed_here);
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT count(*) FILTER (WHERE status = 'pending'"
 									  "   OR (status = 'failed' AND attempts < $2 AND task <> ALL ($3))),"
 									  " count(*) FILTER (WHERE status = 'failed'),"
 									  " string_agg(format('task %%s (%%s): %%s', task, coalesce(partition, range_from), error), '; '"
 									  "   ORDER BY task) FILTER (WHERE status = 'failed')"
-									  " FROM %s WHERE run_id = $1", StateTable(run, "backfill_tasks")),
+									  " FROM %s WHERE run_id = $1", BackfillExtName(run->extschema, "backfill_tasks")),
 							 3, t3, v3, NULL, 0);
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
@@ -877,7 +785,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 		n3[2] = untouched ? ' ' : 'n';
 		(void) BackfillStateExec(run->extschema,
 								 psprintf("UPDATE %s SET refreshed = $2, untouched_after = $3 WHERE id = $1",
-										  StateTable(run, "backfill_runs")),
+										  BackfillExtName(run->extschema, "backfill_runs")),
 								 3, t3, v3, n3, 0);
 		if (!ok)
 		{
@@ -954,7 +862,7 @@ backfill_run(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 
 	/* the start, committed on its own so that sessions sharing the run do not queue */
-	BackfillRunLoad(extschema, runid, &run);
+	BackfillRunLoad(extschema, runid, &run, false);
 	if (!BackfillRunCheckRights(&run, "run", true))
 		TargetGone(&run);
 	if (strcmp(run.status, "done") == 0)
@@ -993,7 +901,7 @@ backfill_run(PG_FUNCTION_ARGS)
 		char	   *change;
 
 		CHECK_FOR_INTERRUPTS();
-		BackfillRunLoad(extschema, runid, &run);
+		BackfillRunLoad(extschema, runid, &run, false);
 		if (!BackfillRunCheckRights(&run, "run", true))
 			TargetGone(&run);
 		if (strcmp(run.status, "running") != 0)
@@ -1100,14 +1008,14 @@ Compare(BackfillRun *run, const char *old, const char *new, int64 *added, int64 
 
 		values[0] = CStringGetTextDatum(old);
 		values[1] = CStringGetTextDatum(new);
-		values[2] = OidInputFunctionCall(F_ARRAY_IN, run->keytext, TEXTOID, -1);
+		values[2] = BackfillTextArray(run->key);
 		rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'added'),"
 											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'removed'),"
 											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'changed'),"
 											" COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) 'n')"
 											"   FILTER (WHERE d.n OPERATOR(pg_catalog.<=) 5), '[]')::pg_catalog.text"
 											" FROM (SELECT x.*, pg_catalog.row_number() OVER () AS n FROM %s($1, $2, $3) x) d",
-											ExtFunction(run, "backfill_diff")),
+											BackfillExtName(run->extschema, "backfill_diff")),
 								   3, types, values, NULL, false, 1);
 		*changed_null = false;
 	}
@@ -1165,16 +1073,12 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("run_id must not be NULL")));
 	PreventCommandIfReadOnly("backfill_dry_run()");
-	if (IsolationUsesXactSnapshot())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill_dry_run must run in a READ COMMITTED transaction"),
-				 errdetail("It computes a task as the run would, under the task's locks.")));
+	BackfillRefuseTransactionSnapshot("backfill_dry_run");
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	cxt = CurrentMemoryContext;
-	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run);
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
 	(void) BackfillRunCheckRights(&run, "dry-run", false);
 	change = BackfillPinnedChange(&run);
 	if (change)
@@ -1195,7 +1099,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 										   " WHERE run_id OPERATOR(pg_catalog.=) $1"
 										   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
 										   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
-										   StateTable(&run, "backfill_tasks")),
+										   BackfillExtName(run.extschema, "backfill_tasks")),
 								  2, types, v, n, true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read backfill_tasks");
 		if (SPI_processed == 0)
@@ -1225,23 +1129,12 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		if (task.partition && strcmp(run.strategy, "replace") == 0)
 		{
 			BackfillPart bp;
-			Oid			staging;
-			SPIPlanPtr	plan;
-			int			nest;
 			char	   *stagename;
 
-			/* as backfill_replace_partition fills its copy, without the swap */
-			BackfillResolvePart(relid, "task", &bp);
-			LockRelationOid(bp.parent, ShareUpdateExclusiveLock);
-			LockRelationOid(bp.part, ShareRowExclusiveLock);
-			nest = BackfillPinSearchPath();
-			BackfillDescribeBound(&bp);
-			staging = BackfillCreateStaging(&bp);
-			BackfillUnpinSearchPath(nest);
-			BackfillFingerprintRel(bp.part, NULL, false, &before);
-			plan = BackfillPrepareFill(&bp, staging, bound, 0, NULL);
-			BackfillFillStaging(&bp, staging, plan, NULL, &after);
-			stagename = BackfillQualifiedName(staging);
+			/* as the task would fill its copy, without the swap */
+			BackfillLockPart(relid, "task", &bp);
+			stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run.opts.allow_empty,
+															&before, &after));
 			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), psprintf("SELECT * FROM %s", stagename),
 					&added, &removed, &changed, &changed_null, &sample);
 			reconcile = Reconcile(&run, psprintf("SELECT * FROM %s", stagename), bound, &reconciled);

@@ -49,7 +49,6 @@ typedef struct BackfillRun
 	char	   *strategy;		/* "replace" or "merge" */
 	char	   *source;
 	List	   *key;			/* char *, or NIL */
-	char	   *keytext;		/* the key as a text[] literal, or NULL */
 	char	   *window_column;
 	char	   *window_type;	/* qualified type name */
 	char	   *range_from;
@@ -74,14 +73,15 @@ typedef struct BackfillTask
 } BackfillTask;
 
 /* runstate.c */
-extern char *BackfillStateTable(Oid extschema, const char *name);
+extern char *BackfillExtName(Oid extschema, const char *name);
 extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
-extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run);
+extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
 extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 							  Datum *values, const char *nulls, long tcount);
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
+extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);
 extern char *BackfillPinnedChange(BackfillRun *run);
 extern char *BackfillPinnedDefinition(const char *kind, const char *name);
 

@@ -331,16 +331,30 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 	opts->normalized = buf.data;
 }
 
-/* The schema-qualified, quoted name of a table (or function) of the extension. */
+/* The schema-qualified, quoted name of a table or function of the extension. */
 char *
-BackfillStateTable(Oid extschema, const char *name)
+BackfillExtName(Oid extschema, const char *name)
 {
 	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
 }
 
-/* Read run runid into run; an error if there is none.  Must be called inside SPI. */
+/* "run_id N is not a run": what a role that may not see a run is told. */
+static void
+NoSuchRun(int64 runid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
+			 errhint("backfill_plan returns the id of the run it plans.")));
+}
+
+/*
+ * Read run runid into run, its row locked FOR UPDATE if lock (status changes
+ * of one run happen one at a time); an error if there is none.  Must be
+ * called inside SPI.
+ */
 void
-BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
+BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(runid)};
@@ -352,19 +366,16 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 
 	/* read as the owner: who may see it is BackfillRunCheckRights's question */
 	rc = BackfillStateExec(extschema,
-						   psprintf("SELECT target, strategy, source, key::text, window_column,"
+						   psprintf("SELECT target, strategy, source, key, window_column,"
 									" window_type, range_from, range_to, options::text,"
 									" pinned::text, dependents::text, untouched::text, status, cron_job,"
-									" planned_by::text FROM %s WHERE id = $1",
-									BackfillStateTable(extschema, "backfill_runs")),
+									" planned_by::text FROM %s WHERE id = $1%s",
+									BackfillExtName(extschema, "backfill_runs"), lock ? " FOR UPDATE" : ""),
 						   1, types, values, NULL, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
-				 errhint("backfill_plan returns the id of the run it plans.")));
+		NoSuchRun(runid);
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
 	memset(run, 0, sizeof(*run));
@@ -373,7 +384,6 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	run->target = SPI_getvalue(tup, desc, 1);
 	run->strategy = SPI_getvalue(tup, desc, 2);
 	run->source = SPI_getvalue(tup, desc, 3);
-	run->keytext = SPI_getvalue(tup, desc, 4);
 	run->window_column = SPI_getvalue(tup, desc, 5);
 	run->window_type = SPI_getvalue(tup, desc, 6);
 	run->range_from = SPI_getvalue(tup, desc, 7);
@@ -385,9 +395,13 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	run->status = SPI_getvalue(tup, desc, 13);
 	run->cron_job = SPI_getvalue(tup, desc, 14) ? pg_strtoint64(SPI_getvalue(tup, desc, 14)) : 0;
 	run->planned_by = SPI_getvalue(tup, desc, 15);
-	if (run->keytext)
-		run->key = BackfillColumnList(DatumGetArrayTypeP(OidInputFunctionCall(F_ARRAY_IN, run->keytext,
-																			  TEXTOID, -1)), "key");
+	{
+		bool		isnull;
+		Datum		key = SPI_getbinval(tup, desc, 4, &isnull);
+
+		if (!isnull)
+			run->key = BackfillColumnList(DatumGetArrayTypeP(key), "key");
+	}
 
 	run->targetoid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(run->target)),
 									  NoLock, true);
@@ -397,16 +411,6 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run)
 	nest = BackfillPinSearchPath();
 	BackfillParseRunOptions(v, run->partitioned || !OidIsValid(run->targetoid), &run->opts);
 	BackfillUnpinSearchPath(nest);
-}
-
-/* "run_id N is not a run": what a role that may not see a run is told. */
-static void
-NoSuchRun(int64 runid)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
-			 errhint("backfill_plan returns the id of the run it plans.")));
 }
 
 /*
@@ -454,7 +458,7 @@ BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
 							 psprintf("UPDATE %s SET status = $2, error = $3,"
 									  " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,"
 									  " finished_at = CASE WHEN $2 IN ('done', 'failed', 'blocked', 'cancelled') THEN now() END"
-									  " WHERE id = $1", BackfillStateTable(run->extschema, "backfill_runs")),
+									  " WHERE id = $1", BackfillExtName(run->extschema, "backfill_runs")),
 							 3, types, values, nulls, 0);
 	run->status = pstrdup(status);
 }
@@ -525,7 +529,7 @@ BackfillRunUnschedule(BackfillRun *run)
 	}
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET cron_job = NULL WHERE id = $1",
-									  BackfillStateTable(run->extschema, "backfill_runs")),
+									  BackfillExtName(run->extschema, "backfill_runs")),
 							 1, types, values, NULL, 0);
 	run->cron_job = 0;
 }
@@ -560,34 +564,54 @@ BackfillPinnedDefinition(const char *kind, const char *name)
 	return def;
 }
 
+/*
+ * The fields of each object of a jsonb array (text), as rows of C strings
+ * (NULL for a missing field); *n gets the number of rows.  Must be called
+ * inside SPI; what is read is copied out of it.
+ */
+char ***
+BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n)
+{
+	Oid			types[2] = {JSONBOID, TEXTARRAYOID};
+	Datum		values[2];
+	List	   *names = NIL;
+	char	 ***rows;
+
+	for (int f = 0; f < nfields; f++)
+		names = lappend(names, (char *) fields[f]);
+	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	values[1] = BackfillTextArray(names);
+	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) f FROM pg_catalog.jsonb_array_elements($1)"
+							  " WITH ORDINALITY AS a(e, i), pg_catalog.unnest($2) WITH ORDINALITY AS k(f, j)"
+							  " ORDER BY a.i, k.j", 2, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read a jsonb array");
+	*n = SPI_processed / Max(nfields, 1);
+	rows = palloc(sizeof(char **) * Max(*n, 1));
+	for (uint64 i = 0; i < *n; i++)
+	{
+		rows[i] = palloc(sizeof(char *) * nfields);
+		for (int f = 0; f < nfields; f++)
+			rows[i][f] = SPI_getvalue(SPI_tuptable->vals[i * nfields + f], SPI_tuptable->tupdesc, 1);
+	}
+	return rows;
+}
+
 /* NULL when every pinned object is as planned, else what changed, as a sentence. */
 char *
 BackfillPinnedChange(BackfillRun *run)
 {
-	Oid			types[1] = {JSONBOID};
-	Datum		values[1] = {DirectFunctionCall1(jsonb_in, CStringGetDatum(run->pinned))};
-	int			rc;
+	static const char *const fields[3] = {"kind", "name", "definition"};
 	uint64		n;
-	SPITupleTable *tt;
+	char	 ***rows = BackfillJsonbRows(run->pinned, 3, fields, &n);
 
-	rc = SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) 'kind', e OPERATOR(pg_catalog.->>) 'name',"
-							   " e OPERATOR(pg_catalog.->>) 'definition' FROM pg_catalog.jsonb_array_elements($1) e",
-							   1, types, values, NULL, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the pinned code of run " INT64_FORMAT, run->id);
-	n = SPI_processed;
-	tt = SPI_tuptable;
 	for (uint64 i = 0; i < n; i++)
 	{
-		char	   *kind = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
-		char	   *name = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
-		char	   *planned = SPI_getvalue(tt->vals[i], tt->tupdesc, 3);
-		char	   *now = BackfillPinnedDefinition(kind, name);
+		char	   *now = BackfillPinnedDefinition(rows[i][0], rows[i][1]);
 
 		if (now == NULL)
-			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", kind, name, run->id);
-		if (strcmp(now, planned) != 0)
-			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", kind, name, run->id);
+			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
+		if (strcmp(now, rows[i][2]) != 0)
+			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
 	}
 	return NULL;
 }
@@ -603,19 +627,10 @@ OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action, bool gone
 	PreventCommandIfReadOnly(psprintf("backfill_%s()", action));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), run);
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), run, false);
 	(void) BackfillRunCheckRights(run, action, gone_ok);
-	/* one status change at a time per run */
-	{
-		Oid			types[1] = {INT8OID};
-		Datum		values[1] = {Int64GetDatum(run->id)};
-
-		(void) BackfillStateExec(run->extschema,
-								 psprintf("SELECT 1 FROM %s WHERE id = $1 FOR UPDATE",
-										  BackfillStateTable(run->extschema, "backfill_runs")),
-								 1, types, values, NULL, 0);
-	}
-	BackfillRunLoad(run->extschema, run->id, run);
+	/* again, locked: one status change at a time per run */
+	BackfillRunLoad(run->extschema, run->id, run, true);
 }
 
 static Datum
@@ -715,7 +730,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 	rc = BackfillStateExec(run.extschema,
 						   psprintf("UPDATE %s SET status = 'pending', attempts = 0, error = NULL"
 									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed')",
-									BackfillStateTable(run.extschema, "backfill_tasks")),
+									BackfillExtName(run.extschema, "backfill_tasks")),
 						   2, types, values, NULL, 0);
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not update backfill_tasks");
@@ -783,7 +798,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 		(void) BackfillStateExec(run.extschema,
 								 psprintf("UPDATE %s SET cron_job = $2 WHERE id = $1",
-										  BackfillStateTable(run.extschema, "backfill_runs")),
+										  BackfillExtName(run.extschema, "backfill_runs")),
 								 2, t2, v2, NULL, 0);
 	}
 	SPI_finish();
@@ -825,7 +840,7 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb),"
 		" r.error"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
-		BackfillStateTable(extschema, "backfill_runs"), BackfillStateTable(extschema, "backfill_tasks")), true, 0);
+		BackfillExtName(extschema, "backfill_runs"), BackfillExtName(extschema, "backfill_tasks")), true, 0);
 	BackfillUnpinSearchPath(nest);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");

@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "nodes/nodeFuncs.h"
@@ -31,6 +32,7 @@
 #include "parser/scansup.h"
 #include "common/keywords.h"
 #include "tcop/utility.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -444,20 +446,52 @@ BackfillExec(const char *sql)
 
 /*
  * The first column of the first row of a query we built, as text (NULL when
- * there is no row or the value is NULL); $1 is an OID.
+ * there is no row or the value is NULL); $1..$n are the given values.
  */
 char *
-BackfillQueryText(const char *sql, Oid arg)
+BackfillQueryTextArgs(const char *sql, int nargs, Oid *types, Datum *values)
 {
-	Oid			types[1] = {OIDOID};
-	Datum		values[1] = {ObjectIdGetDatum(arg)};
-	int			rc = SPI_execute_with_args(sql, 1, types, values, NULL, false, 0);
+	int			rc = SPI_execute_with_args(sql, nargs, types, values, NULL, false, 0);
 
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
 	if (SPI_processed == 0)
 		return NULL;
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+/* BackfillQueryTextArgs with one argument, $1, an OID. */
+char *
+BackfillQueryText(const char *sql, Oid arg)
+{
+	Oid			types[1] = {OIDOID};
+	Datum		values[1] = {ObjectIdGetDatum(arg)};
+
+	return BackfillQueryTextArgs(sql, 1, types, values);
+}
+
+/* A List of C strings as a text[] Datum. */
+Datum
+BackfillTextArray(List *strings)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(1, list_length(strings)));
+	ListCell   *lc;
+
+	foreach(lc, strings)
+		elems[foreach_current_index(lc)] = CStringGetTextDatum((char *) lfirst(lc));
+	return PointerGetDatum(construct_array(elems, list_length(strings), TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* A List of integers as an int4[] Datum. */
+Datum
+BackfillIntArray(List *ints)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(1, list_length(ints)));
+	ListCell   *lc;
+
+	foreach(lc, ints)
+		elems[foreach_current_index(lc)] = Int32GetDatum(lfirst_int(lc));
+	return PointerGetDatum(construct_array(elems, list_length(ints), INT4OID, 4, true, TYPALIGN_INT));
 }
 
 /*

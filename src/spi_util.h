@@ -32,7 +32,10 @@ extern int	BackfillPinSearchPath(void);
 extern void BackfillUnpinSearchPath(int nest);
 extern void BackfillExec(const char *sql);
 extern void BackfillExecGenerated(const char *sql, Oid src, const char *a2, const char *a3);
+extern char *BackfillQueryTextArgs(const char *sql, int nargs, Oid *types, Datum *values);
 extern char *BackfillQueryText(const char *sql, Oid arg);
+extern Datum BackfillTextArray(List *strings);
+extern Datum BackfillIntArray(List *ints);
 extern void BackfillInitReceiver(DestReceiver *self,
 								 bool (*receive) (TupleTableSlot *slot, DestReceiver *self),
 								 void (*startup) (DestReceiver *self, int operation, TupleDesc typeinfo));

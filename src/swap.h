@@ -11,6 +11,9 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "nodes/params.h"
+
+#include "fingerprint.h"
 
 /* The bound of one partition, on the key of its parent. */
 typedef struct BackfillBound
@@ -69,5 +72,10 @@ extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
 
 /* replace.c */
 extern void BackfillDescribeBound(BackfillPart *bp);
+extern void BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp);
+extern void BackfillRefuseTransactionSnapshot(const char *func);
+extern Oid	BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes,
+						  ParamListInfo params, bool allow_empty,
+						  BackfillFingerprint *before, BackfillFingerprint *after);
 
 #endif							/* BACKFILL_SWAP_H */
