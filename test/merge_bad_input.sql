@@ -44,39 +44,7 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
 $$;
 CREATE TEMP TABLE baseline AS SELECT pg_temp.state() AS s;
 
--- refuses(sql, sqlstate regex, message regex, description [, role]): sql, run as role if
--- given, raises that error; afterwards nothing changed and no temporary source table is left.
-CREATE FUNCTION pg_temp.refuses(sql text, state_re text, msg_re text, descr text, as_role text DEFAULT NULL)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	s text; m text; raised boolean := false; after text; temps bigint;
-BEGIN
-	BEGIN
-		IF as_role IS NOT NULL THEN
-			EXECUTE format('SET LOCAL ROLE %I', as_role);
-		END IF;
-		EXECUTE sql;
-	EXCEPTION WHEN OTHERS THEN
-		GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT;
-		raised := true;
-	END;
-	IF as_role IS NOT NULL AND current_user <> session_user THEN
-		RESET ROLE;
-		RETURN ok(false, descr) || E'\n' || diag('no error was raised and the role stayed set');
-	END IF;
-	after := pg_temp.state();
-	temps := (SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill\_merge\_source\_%');
-	IF raised AND s ~ ('^(' || state_re || ')$') AND m ~ msg_re AND after = (SELECT b.s FROM baseline b) AND temps = 0
-	   AND to_regclass('public.bi') IS NOT NULL THEN
-		RETURN ok(true, descr);
-	END IF;
-	RETURN ok(false, descr) || E'\n' || diag(concat_ws(E'\n',
-		CASE WHEN raised THEN format('raised %s: %s', s, m) ELSE 'no error was raised' END,
-		format('wanted %s: %s', state_re, msg_re),
-		CASE WHEN after <> (SELECT b.s FROM baseline b) THEN 'the state changed: ' || after END,
-		CASE WHEN to_regclass('public.bi') IS NULL THEN 'the table bi is gone' END,
-		CASE WHEN temps > 0 THEN 'a backfill_merge_source_% table was left' END));
-END $$;
+\ir lib/refuses.psql
 
 -- works(sql [, role]): the result of sql (one row, as text), run as role if given, then rolled back
 CREATE FUNCTION pg_temp.works(sql text, as_role text DEFAULT NULL) RETURNS text LANGUAGE plpgsql AS $$

@@ -123,39 +123,7 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql SET search_path = pg_c
 $$;
 CREATE TEMP TABLE baseline AS SELECT pg_temp.state() AS s, (backfill_fingerprint('rb_2026_01')).hash AS jan;
 
--- refuses(sql, sqlstate regex, message regex, description [, role]): sql, run as role if
--- given, raises that error; afterwards the partition's rows, everything else and the log are
--- as they were, and no staging table is left.
-CREATE FUNCTION pg_temp.refuses(sql text, state_re text, msg_re text, descr text, as_role text DEFAULT NULL)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	s text; m text; raised boolean := false; after text; stages bigint;
-BEGIN
-	BEGIN
-		IF as_role IS NOT NULL THEN
-			EXECUTE format('SET LOCAL ROLE %I', as_role);
-		END IF;
-		EXECUTE sql;
-	EXCEPTION WHEN OTHERS THEN
-		GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT;
-		raised := true;
-	END;
-	IF as_role IS NOT NULL AND current_user <> session_user THEN
-		RESET ROLE;
-		RETURN ok(false, descr) || E'\n' || diag('no error was raised and the role stayed set');
-	END IF;
-	after := pg_temp.state();
-	stages := (SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill\_stage\_%');
-	IF raised AND s ~ ('^(' || state_re || ')$') AND m ~ msg_re AND after = (SELECT b.s FROM baseline b) AND stages = 0 THEN
-		RETURN ok(true, descr);
-	END IF;
-	RETURN ok(false, descr) || E'\n' || diag(concat_ws(E'\n',
-		CASE WHEN raised THEN format('raised %s: %s', s, m) ELSE 'no error was raised' END,
-		format('wanted %s: %s', state_re, msg_re),
-		CASE WHEN (backfill_fingerprint('rb_2026_01')).hash <> (SELECT b.jan FROM baseline b) THEN 'the partition rb_2026_01 changed' END,
-		CASE WHEN after <> (SELECT b.s FROM baseline b) THEN 'the state changed: ' || after END,
-		CASE WHEN stages > 0 THEN 'a backfill_stage_% table was left' END));
-END $$;
+\ir lib/refuses.psql
 
 SELECT ok((SELECT rows FROM backfill_fingerprint('rb_2026_01')) > 0 AND (SELECT rows FROM backfill_fingerprint('rb_default')) > 0,
           'premise: the partition and the DEFAULT partition hold rows');

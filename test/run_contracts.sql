@@ -84,37 +84,7 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
 		(SELECT count(*) FROM backfill_log))
 $$;
 
--- refuses(sql, sqlstate regex, message regex, description [, role]): sql raises that error and
--- afterwards nothing changed and no staging table is left.
-CREATE FUNCTION pg_temp.refuses(sql text, state_re text, msg_re text, descr text, as_role text DEFAULT NULL)
-RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	s text; m text; raised boolean := false; before text := pg_temp.state(); after text; staging bigint;
-BEGIN
-	BEGIN
-		IF as_role IS NOT NULL THEN
-			EXECUTE format('SET LOCAL ROLE %I', as_role);
-		END IF;
-		EXECUTE sql;
-	EXCEPTION WHEN OTHERS THEN
-		GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT;
-		raised := true;
-	END;
-	IF as_role IS NOT NULL AND current_user <> session_user THEN
-		RESET ROLE;
-		RETURN ok(false, descr) || E'\n' || diag('no error was raised and the role stayed set');
-	END IF;
-	after := pg_temp.state();
-	staging := (SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill\_stage\_%');
-	IF raised AND s ~ ('^(' || state_re || ')$') AND m ~ msg_re AND after = before AND staging = 0 THEN
-		RETURN ok(true, descr);
-	END IF;
-	RETURN ok(false, descr) || E'\n' || diag(concat_ws(E'\n',
-		CASE WHEN raised THEN format('raised %s: %s', s, m) ELSE 'no error was raised' END,
-		format('wanted %s: %s', state_re, msg_re),
-		CASE WHEN after <> before THEN format('the state changed: %s => %s', before, after) END,
-		CASE WHEN staging > 0 THEN 'a staging table was left' END));
-END $$;
+\ir lib/refuses.psql
 
 -- plans(target, from, to [, strategy, key, options, source]): a run id for that plan
 CREATE FUNCTION pg_temp.plans(target regclass, lo text, hi text, strategy text DEFAULT 'replace', key text[] DEFAULT NULL,
