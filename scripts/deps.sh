@@ -51,6 +51,15 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 cleanup() { [ "$policy_added" -eq 1 ] && "${SUDO[@]}" rm -f /usr/sbin/policy-rc.d; return 0; }
 trap cleanup EXIT
-"${SUDO[@]}" apt-get update -qq
-"${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Another apt or dpkg run (unattended-upgrades, a second make) holds dpkg's lock: wait for it
+# up to ten minutes instead of failing (apt's DPkg::Lock::Timeout; apt-get update takes the
+# lists lock, which it does not wait for, so that step is retried).
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+for attempt in $(seq 1 60); do
+	if "${SUDO[@]}" apt-get "${APT_WAIT[@]}" update -qq; then break; fi
+	[ "$attempt" -eq 60 ] && { echo "deps: apt-get update kept failing" >&2; exit 1; }
+	echo "deps: apt-get update failed (another apt run holds its lock?): waiting 10 s" >&2
+	sleep 10
+done
+"${SUDO[@]}" apt-get "${APT_WAIT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "deps: done"
