@@ -1,23 +1,60 @@
 #!/usr/bin/env bash
 # scripts/run_tests.sh: every test suite, against the cluster scripts/with_cluster.sh started.
 #
-# pg_regress (sql/ -> expected/), isolation specs (specs/), Perl TAP tests (t/, their own
-# clusters), the demo with its checks and its chart rendered in headless Chromium, then pgTAP
-# suites (test/) through pg_prove, whose summary closes the output.
-# Every suite runs even when an earlier one failed; the exit status is non-zero if any did.
+# The README's tour (demo/tour.sql) in the empty postgres database, pg_regress (sql/ ->
+# expected/), isolation specs (specs/), Perl TAP tests (t/, their own clusters), the demo with
+# its checks and its chart rendered in headless Chromium, then pgTAP suites (test/) through
+# pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
+# suite that failed, the tail of the server log, then one line per suite and the closing
+# "N passed, N failed" line.  The exit status is non-zero if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
-failed=()
+OUT="$BACKFILL_TMP/suites"
+mkdir -p "$OUT"
+suites=()
+declare -A passed failed
+
+# record SUITE PASSED FAILED [EXIT-STATUS]: a suite whose command failed counts one failure
+# at least, even when no test of it could run.
+record() {
+	local bad=$3
+	[ "${4:-0}" -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
+	suites+=("$1"); passed[$1]=$2; failed[$1]=$bad
+}
+
+# Counts of a pg_regress or isolation run from its "test name ... ok" lines (15) or its
+# "ok N - name" lines (16 on).
+count_regress() {
+	local log=$1 suite=$2 rc=$3 ok bad
+	ok=$(grep -Ec '\.\.\. +ok|^ok +[0-9]+ ' "$log")
+	bad=$(grep -Ec '\.\.\. +FAILED|^not ok +[0-9]+ ' "$log")
+	record "$suite" "$ok" "$bad" "$rc"
+}
+
+# Counts of a TAP::Harness run (prove, pg_prove) from its summary: Tests=N and the failed
+# subtests; a test file that died counts as one failure more.
+count_tap() {
+	local log=$1 suite=$2 rc=$3 total bad died
+	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -n 1)
+	bad=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
+	died=$(grep -Ec 'Non-zero (exit|wait) status|Parse errors|Bad plan|No subtests run' "$log")
+	record "$suite" "$(( ${total:-0} - bad ))" "$(( bad + died ))" "$rc"
+}
+
+echo "== tour (demo/tour.sql: the README's tour, in the empty postgres database) =="
+scripts/check_tour.sh 2>&1 | tee "$OUT/tour"
+rc=${PIPESTATUS[0]}
+record tour "$(grep -c '^tour: held: ' "$OUT/tour")" "$(grep -c '^tour: FAIL' "$OUT/tour")" "$rc"
 
 echo "== pg_regress =="
 rm -rf results regression.diffs regression.out
-if ! make -s installcheck PG_CONFIG="$PG_CONFIG"; then
-	[ -f regression.diffs ] && head -n 200 regression.diffs
-	failed+=(pg_regress)
-fi
+make -s installcheck PG_CONFIG="$PG_CONFIG" 2>&1 | tee "$OUT/pg_regress"
+rc=${PIPESTATUS[0]}
+[ -f regression.diffs ] && cp regression.diffs "$OUT/pg_regress.diffs"
+count_regress "$OUT/pg_regress" pg_regress "$rc"
 
 specs=(specs/*.spec)
 if [ -e "${specs[0]}" ]; then
@@ -25,12 +62,12 @@ if [ -e "${specs[0]}" ]; then
 	names=()
 	for s in "${specs[@]}"; do names+=("$(basename "$s" .spec)"); done
 	rm -rf output_iso
-	if ! "$PGXS_DIR/test/isolation/pg_isolation_regress" --inputdir=. --outputdir=output_iso \
+	"$PGXS_DIR/test/isolation/pg_isolation_regress" --inputdir=. --outputdir=output_iso \
 		--bindir="$("$PG_CONFIG" --bindir)" --dbname=isolation_regression \
-		--load-extension=backfill "${names[@]}"; then
-		[ -f output_iso/regression.diffs ] && head -n 200 output_iso/regression.diffs
-		failed+=(isolation)
-	fi
+		--load-extension=backfill "${names[@]}" 2>&1 | tee "$OUT/isolation"
+	rc=${PIPESTATUS[0]}
+	[ -f output_iso/regression.diffs ] && cp output_iso/regression.diffs "$OUT/isolation.diffs"
+	count_regress "$OUT/isolation" isolation "$rc"
 fi
 
 tap=(t/*.pl)
@@ -42,33 +79,56 @@ if [ -e "${tap[0]}" ]; then
 	mkdir -p "$tapdir"
 	cp -r t "$tapdir/"
 	[ "$(id -u)" -eq 0 ] && chown -R postgres: "$tapdir"
-	if ! (cd "$tapdir" && $BACKFILL_RUN_AS env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+	(cd "$tapdir" && $BACKFILL_RUN_AS env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
 		PATH="$("$PG_CONFIG" --bindir):$PATH" TESTDIR="$tapdir" \
 		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
-		prove -I "$PGXS_DIR/test/perl" t/*.pl); then
-		failed+=(tap)
-	fi
+		prove -I "$PGXS_DIR/test/perl" t/*.pl) 2>&1 | tee "$OUT/tap"
+	count_tap "$OUT/tap" tap "${PIPESTATUS[0]}"
 fi
 
 echo "== demo (make demo's lab and its checks, then its chart in headless Chromium) =="
-if scripts/run_demo.sh > "$BACKFILL_TMP/demo.log" 2>&1; then
-	echo "demo: $(grep -c '^ checked: ' "$BACKFILL_TMP/demo.log") checks held"
-	if ! scripts/check_chart.py demo/revenue.html; then
-		failed+=(chart)
-	fi
+if scripts/run_demo.sh > "$OUT/demo" 2>&1; then
+	echo "demo: $(grep -c '^ checked: ' "$OUT/demo") checks held"
+	record demo "$(grep -c '^ checked: ' "$OUT/demo")" 0
+	scripts/check_chart.py demo/revenue.html 2>&1 | tee "$OUT/chart"
+	rc=${PIPESTATUS[0]}
+	record chart "$(grep -c '^ok: ' "$OUT/chart")" "$(grep -c '^FAIL: ' "$OUT/chart")" "$rc"
 else
-	tail -n 40 "$BACKFILL_TMP/demo.log"
-	failed+=(demo)
+	tail -n 40 "$OUT/demo"
+	record demo "$(grep -c '^ checked: ' "$OUT/demo")" 1
 fi
 
 echo "== pgTAP =="
 psql -X -q -v ON_ERROR_STOP=1 -d postgres -c 'DROP DATABASE IF EXISTS backfill_tap' -c 'CREATE DATABASE backfill_tap' >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -d backfill_tap -c 'CREATE EXTENSION pgtap' -c 'CREATE EXTENSION backfill' >/dev/null
-pg_prove -d backfill_tap test/*.sql
-prove_rc=$?
+pg_prove -d backfill_tap test/*.sql 2>&1 | tee "$OUT/pgtap"
+count_tap "$OUT/pgtap" pgtap "${PIPESTATUS[0]}"
 
-if [ ${#failed[@]} -gt 0 ]; then
-	echo "FAILED suites: ${failed[*]}" >&2
-	exit 1
+# What failed, where it can be read: each failing suite's own output, then the server's log.
+total_ok=0
+total_bad=0
+for s in "${suites[@]}"; do
+	total_ok=$(( total_ok + passed[$s] ))
+	total_bad=$(( total_bad + failed[$s] ))
+done
+if [ "$total_bad" -gt 0 ]; then
+	for s in "${suites[@]}"; do
+		[ "${failed[$s]}" -eq 0 ] && continue
+		echo
+		echo "--- $s failed: its output ---"
+		if [ -f "$OUT/$s.diffs" ]; then head -n 200 "$OUT/$s.diffs"; fi
+		grep -Ev '^(ok|test .*\.\.\. +ok|t/[^ ]* \.+ ok)' "$OUT/$s" | tail -n 60
+	done
+	echo
+	echo "--- last lines of the server log ---"
+	tail -n 30 "$BACKFILL_TMP/server.log"
+	touch "$BACKFILL_TMP/server_log_shown"
 fi
-exit $prove_rc
+
+echo
+echo "== summary =="
+for s in "${suites[@]}"; do
+	printf '%-10s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
+done
+echo "$total_ok passed, $total_bad failed"
+[ "$total_bad" -eq 0 ]

@@ -50,7 +50,7 @@ stop_cluster() {
 		"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m fast -w -t 30 stop >/dev/null 2>&1 ||
 			"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
 	fi
-	if [ "$rc" -ne 0 ] && [ -f "$TMP/server.log" ]; then
+	if [ "$rc" -ne 0 ] && [ -f "$TMP/server.log" ] && [ ! -e "$TMP/server_log_shown" ]; then
 		echo "--- last lines of the server log ---" >&2
 		tail -n 30 "$TMP/server.log" >&2 || true
 	fi
