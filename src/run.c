@@ -514,24 +514,30 @@ Thousands(int64 n)
 	return buf.data;
 }
 
-/* The progress line of a finished task. */
+/*
+ * The progress line of a finished task.  The time left is what this call
+ * has measured per task, from its start to now (claims, writes, checks and
+ * commits), plus the pause after each task, over the workers that can share
+ * what is pending.
+ */
 static void
-ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, TimestampTz call_started, int done_before)
 {
 	int64		total;
 	int64		done;
 	int64		pending;
-	double		avg;
 	bool		isnull;
 	HeapTuple	tup;
 	TupleDesc	desc;
 	int			rc;
 	char	   *left;
+	double		pause = run->opts.pause_ms / 1000.0;
+	double		elapsed = TimestampDifferenceMilliseconds(call_started, GetCurrentTimestamp()) / 1000.0;
+	double		per_task;
 	const char *name = task->partition ? task->partition : psprintf("[%s, %s)", task->range_from, task->range_to);
 
 	rc = SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done'),"
-							  " pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending'),"
-							  " pg_catalog.avg(seconds) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done')"
+							  " pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending')"
 							  " FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
 							  BackfillExtName(run->extschema, "backfill_tasks"), run->id), true, 1);
 	if (rc != SPI_OK_SELECT)
@@ -541,11 +547,10 @@ ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 	total = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 	done = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
 	pending = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	avg = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
-	if (isnull)
-		avg = out->seconds;
+	/* the pauses after the tasks before this one are in elapsed: count them once */
+	per_task = Max(elapsed - pause * done_before, 0) / (done_before + 1) + pause;
 	left = pending == 0 ? "none left" :
-		psprintf("about %s left", Duration(avg * pending / Min(pending, run->opts.max_workers)));
+		psprintf("about %s left", Duration(per_task * pending / Min(pending, run->opts.max_workers)));
 
 	if (out->ok)
 		ereport(NOTICE,
@@ -823,29 +828,31 @@ TargetGone(BackfillRun *run)
 			 errhint("Cancel the run: backfill_cancel(" INT64_FORMAT ").", run->id)));
 }
 
-PG_FUNCTION_INFO_V1(backfill_run);
-
-/* CALL backfill_run(run_id bigint, max_tasks integer) */
-Datum
-backfill_run(PG_FUNCTION_ARGS)
+/* What one CALL backfill_run has done so far. */
+typedef struct RunCall
 {
 	int64		runid;
-	int			max_tasks = 0;
-	Oid			extschema = BackfillExtensionSchema(fcinfo);
-	BackfillRun run;
-	List	   *failed_here = NIL;
-	int			done_here = 0;
-	char	   *stop_error = NULL;
+	int			max_tasks;		/* 0: no limit */
+	List	   *failed_here;	/* tasks that failed in this call: not retried by it */
+	int			done_here;
+	char	   *stop_error;		/* the run failed at its end: raised after SPI_finish */
+	TimestampTz started;
+} RunCall;
 
+/* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
+static void
+RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
+{
+	memset(call, 0, sizeof(RunCall));
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("run_id must not be NULL")));
-	runid = PG_GETARG_INT64(0);
+	call->runid = PG_GETARG_INT64(0);
 	if (!PG_ARGISNULL(1))
 	{
-		max_tasks = PG_GETARG_INT32(1);
-		if (max_tasks < 1)
+		call->max_tasks = PG_GETARG_INT32(1);
+		if (call->max_tasks < 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("max_tasks must be at least 1, or NULL for all")));
@@ -856,134 +863,180 @@ backfill_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
 				 errmsg("backfill_run must be called with CALL, outside a transaction block"),
 				 errdetail("It commits after every task."),
-				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.", runid)));
+				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.",
+						 call->runid)));
 	PreventCommandIfReadOnly("backfill_run()");
-	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	call->started = GetCurrentTimestamp();
+}
 
-	/* the start, committed on its own so that sessions sharing the run do not queue */
-	BackfillRunLoad(extschema, runid, &run, false);
-	if (!BackfillRunCheckRights(&run, "run", true))
-		TargetGone(&run);
-	if (strcmp(run.status, "done") == 0)
+/*
+ * The start of a call: the run is marked running, committed on its own so
+ * that sessions sharing the run do not queue.  False when there is nothing to
+ * do (the run is done or paused).
+ */
+static bool
+RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	int64		runid = call->runid;
+
+	BackfillRunLoad(extschema, runid, run, false);
+	if (!BackfillRunCheckRights(run, "run", true))
+		TargetGone(run);
+	if (strcmp(run->status, "done") == 0 || strcmp(run->status, "paused") == 0)
 	{
-		ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
-		BackfillRunUnschedule(&run);
-		SPI_finish();
-		PG_RETURN_VOID();
+		if (strcmp(run->status, "done") == 0)
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
+		else
+			ereport(NOTICE,
+					(errmsg("run " INT64_FORMAT " is paused", runid),
+					 errhint("Call backfill_resume(" INT64_FORMAT ") first.", runid)));
+		BackfillRunUnschedule(run);
+		return false;
 	}
-	if (strcmp(run.status, "paused") == 0)
-	{
-		ereport(NOTICE,
-				(errmsg("run " INT64_FORMAT " is paused", runid),
-				 errhint("Call backfill_resume(" INT64_FORMAT ") first.", runid)));
-		BackfillRunUnschedule(&run);
-		SPI_finish();
-		PG_RETURN_VOID();
-	}
-	if (strcmp(run.status, "cancelled") == 0)
+	if (strcmp(run->status, "cancelled") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run " INT64_FORMAT " was cancelled", runid)));
-	if (strcmp(run.status, "blocked") == 0)
+	if (strcmp(run->status, "blocked") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run " INT64_FORMAT " is blocked", runid),
 				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
-	if (strcmp(run.status, "running") != 0)
-		BackfillRunSetStatus(&run, "running", NULL);
+	if (strcmp(run->status, "running") != 0)
+		BackfillRunSetStatus(run, "running", NULL);
 	SPI_commit();
+	return true;
+}
 
-	for (;;)
+/*
+ * Whether the run may go on to its next task: still running, its pinned code
+ * unchanged (else it is blocked, and that raises), a worker slot free.
+ */
+static bool
+RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	int64		runid = call->runid;
+	char	   *change;
+
+	BackfillRunLoad(extschema, runid, run, false);
+	if (!BackfillRunCheckRights(run, "run", true))
+		TargetGone(run);
+	if (strcmp(run->status, "running") != 0)
 	{
-		BackfillTask task;
-		TaskOutcome out;
-		char	   *change;
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run->status,
+						call->done_here, call->done_here == 1 ? "" : "s")));
+		BackfillRunUnschedule(run);
+		return false;
+	}
 
-		CHECK_FOR_INTERRUPTS();
-		BackfillRunLoad(extschema, runid, &run, false);
-		if (!BackfillRunCheckRights(&run, "run", true))
-			TargetGone(&run);
-		if (strcmp(run.status, "running") != 0)
-		{
+	change = BackfillPinnedChange(run);
+	if (change)
+	{
+		BackfillRunSetStatus(run, "blocked", change);
+		BackfillRunUnschedule(run);
+		SPI_commit();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("Run " INT64_FORMAT " is blocked: its history must not be computed by two versions of the code.", runid),
+				 errhint("Restore the definition and call backfill_resume(" INT64_FORMAT "), or cancel the run and plan a new one.", runid)));
+	}
+
+	if (!TakeSlot(run))
+	{
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %d session%s already at work (max_workers)", runid,
+						run->opts.max_workers, run->opts.max_workers == 1 ? " is" : "s are")));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One step of a call: claim a task and do it, or finish the run when none is
+ * left.  False when the call is over.
+ */
+static bool
+RunCallStep(RunCall *call, BackfillRun *run)
+{
+	BackfillTask task;
+	TaskOutcome out;
+
+	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
+	{
+		/* enough for this call, and a task is left: let it go */
+		SPI_commit();
+		return false;
+	}
+	if (task.task == 0)
+	{
+		int64		elsewhere;
+
+		call->stop_error = FinishRun(run, call->failed_here, &elsewhere);
+		if (elsewhere > 0)
 			ereport(NOTICE,
-					(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run.status,
-							done_here, done_here == 1 ? "" : "s")));
-			BackfillRunUnschedule(&run);
-			break;
-		}
+					(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
+							call->runid, elsewhere, elsewhere == 1 ? "" : "s")));
+		SPI_commit();
+		return false;
+	}
 
-		change = BackfillPinnedChange(&run);
-		if (change)
+	RunTask(run, &task, &out);
+	RecordTask(run, &task, &out);
+	if (!out.ok)
+	{
+		call->failed_here = lappend_int(call->failed_here, task.task);
+		if (!run->opts.on_error_continue)
 		{
-			BackfillRunSetStatus(&run, "blocked", change);
-			BackfillRunUnschedule(&run);
+			char	   *error = psprintf("task %d (%s) failed: %s", task.task,
+										 task.partition ? task.partition : task.range_from, out.error);
+
+			BackfillRunSetStatus(run, "failed", error);
+			BackfillRunUnschedule(run);
 			SPI_commit();
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("%s", change),
-					 errdetail("Run " INT64_FORMAT " is blocked: its history must not be computed by two versions of the code.", runid),
-					 errhint("Restore the definition and call backfill_resume(" INT64_FORMAT "), or cancel the run and plan a new one.", runid)));
+					 errmsg("run " INT64_FORMAT " stopped: %s", call->runid, error),
+					 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", call->runid)));
 		}
-
-		if (!TakeSlot(&run))
-		{
-			ereport(NOTICE,
-					(errmsg("run " INT64_FORMAT ": %d session%s already at work (max_workers)", runid,
-							run.opts.max_workers, run.opts.max_workers == 1 ? " is" : "s are")));
-			break;
-		}
-		if (ClaimTask(&run, failed_here, &task) && max_tasks > 0 && done_here >= max_tasks)
-		{
-			/* enough for this call, and a task is left: let it go */
-			SPI_commit();
-			break;
-		}
-		if (task.task == 0)
-		{
-			int64		elsewhere;
-
-			stop_error = FinishRun(&run, failed_here, &elsewhere);
-			if (elsewhere > 0)
-				ereport(NOTICE,
-						(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
-								runid, elsewhere, elsewhere == 1 ? "" : "s")));
-			SPI_commit();
-			break;
-		}
-
-		RunTask(&run, &task, &out);
-		RecordTask(&run, &task, &out);
-		if (!out.ok)
-		{
-			failed_here = lappend_int(failed_here, task.task);
-			if (!run.opts.on_error_continue)
-			{
-				char	   *error = psprintf("task %d (%s) failed: %s", task.task,
-											 task.partition ? task.partition : task.range_from, out.error);
-
-				BackfillRunSetStatus(&run, "failed", error);
-				BackfillRunUnschedule(&run);
-				SPI_commit();
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("run " INT64_FORMAT " stopped: %s", runid, error),
-						 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", runid)));
-			}
-		}
-		SPI_commit();
-		ReportTask(&run, &task, &out);
-		done_here++;
-		if (run.opts.pause_ms > 0)
-			Pause(run.opts.pause_ms);
 	}
+	SPI_commit();
+	ReportTask(run, &task, &out, call->started, call->done_here);
+	call->done_here++;
+	if (run->opts.pause_ms > 0)
+		Pause(run->opts.pause_ms);
+	return true;
+}
 
+PG_FUNCTION_INFO_V1(backfill_run);
+
+/* CALL backfill_run(run_id bigint, max_tasks integer) */
+Datum
+backfill_run(PG_FUNCTION_ARGS)
+{
+	Oid			extschema = BackfillExtensionSchema(fcinfo);
+	RunCall		call;
+	BackfillRun run;
+
+	RunCallArgs(fcinfo, &call);
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (RunCallStart(extschema, &call, &run))
+	{
+		for (;;)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!RunMayGoOn(extschema, &call, &run) || !RunCallStep(&call, &run))
+				break;
+		}
+	}
 	SPI_finish();
-	if (stop_error)
+	if (call.stop_error)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", stop_error),
-				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", runid)));
+				 errmsg("%s", call.stop_error),
+				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", call.runid)));
 	PG_RETURN_VOID();
 }
 
