@@ -303,11 +303,11 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  tasks_total bigint, tasks_done bigint, tasks_failed bigint, tasks_pending bigint,
 				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
 				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
-				  error pg_catalog.text)
+				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
-	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed';
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job';
 
 CREATE VIEW @extschema@.backfill_progress AS
 	SELECT * FROM @extschema@.backfill_run_progress();

@@ -744,6 +744,34 @@ backfill_retry(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(CloseRun(&run));
 }
 
+/*
+ * Warn when pg_cron's settings cannot start the job: without background
+ * workers pg_cron opens a libpq connection to cron.host, which over TCP needs
+ * the server to listen on a TCP address.  (Whether pg_hba.conf lets the
+ * connection in cannot be told from here; backfill_progress shows the job's
+ * failures.)
+ */
+static void
+WarnIfCronCannotRun(int64 runid)
+{
+	const char *workers = GetConfigOption("cron.use_background_workers", true, false);
+	const char *host = GetConfigOption("cron.host", true, false);
+	const char *listen = GetConfigOption("listen_addresses", true, false);
+
+	if (workers == NULL || strcmp(workers, "on") == 0)
+		return;
+	if (host == NULL || host[0] == '\0' || is_absolute_path(host))
+		return;
+	if (listen != NULL && listen[0] != '\0')
+		return;
+	ereport(WARNING,
+			(errmsg("pg_cron cannot start the job of run " INT64_FORMAT ": it connects to cron.host = %s over TCP,"
+					" and this server listens on no TCP address", runid, host),
+			 errdetail("cron.use_background_workers is off, and listen_addresses is empty."),
+			 errhint("Set cron.use_background_workers = on (and raise max_worker_processes), or point cron.host"
+					 " at the server's socket directory; backfill_progress shows the job's failures.")));
+}
+
 PG_FUNCTION_INFO_V1(backfill_schedule);
 
 /* backfill_schedule(run_id bigint, schedule text, tasks_per_tick integer) RETURNS bigint */
@@ -781,6 +809,8 @@ backfill_schedule(PG_FUNCTION_ARGS)
 				 errmsg("run " INT64_FORMAT " is already scheduled as pg_cron job " INT64_FORMAT,
 						run.id, run.cron_job)));
 
+	WarnIfCronCannotRun(run.id);
+
 	/* one CALL alone: pg_cron runs anything more as one transaction, where it cannot commit */
 	values[0] = CStringGetTextDatum(psprintf("backfill_run_" INT64_FORMAT, run.id));
 	values[1] = CStringGetTextDatum(schedule);
@@ -807,7 +837,40 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(backfill_run_progress);
 
-/* backfill_run_progress() RETURNS TABLE(...): one row per run. */
+/*
+ * The last run pg_cron recorded of a run's job, as two columns of the
+ * progress query: a job pg_cron cannot start (no connection, no background
+ * worker) leaves the run as it was, and only cron.job_run_details says why.
+ */
+static char *
+CronLastRunColumns(void)
+{
+	char	   *cron = CronSchema();
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+
+	if (cron == NULL)
+		return "NULL::text, NULL::text";
+	/* a role pg_cron was not opened to (USAGE on its schema) sees no job */
+	values[0] = CStringGetTextDatum(cron);
+	if (SPI_execute_with_args("SELECT pg_catalog.has_schema_privilege($1, 'USAGE')"
+							  " AND pg_catalog.has_table_privilege(pg_catalog.format('%I.job_run_details', $1), 'SELECT')",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not check the privileges on pg_cron's schema");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		return "NULL::text, NULL::text";
+	return psprintf("(SELECT d.status FROM %s.job_run_details d WHERE d.jobid = r.cron_job ORDER BY d.runid DESC LIMIT 1),"
+					" (SELECT d.return_message FROM %s.job_run_details d WHERE d.jobid = r.cron_job ORDER BY d.runid DESC LIMIT 1)",
+					quote_identifier(cron), quote_identifier(cron));
+}
+
+/*
+ * backfill_run_progress() RETURNS TABLE(...): one row per run.  The time left
+ * is measured, not guessed: the run's elapsed time per finished task (its
+ * pauses, commits, checks and the waits for a scheduler's tick included),
+ * times the tasks pending.
+ */
 Datum
 backfill_run_progress(PG_FUNCTION_ARGS)
 {
@@ -830,26 +893,26 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		"   - r.started_at,"
 		" CASE WHEN r.status IN ('planned', 'running', 'paused')"
 		"   AND count(t.task) FILTER (WHERE t.status = 'done') > 0 THEN"
-		"   make_interval(secs => avg(t.seconds) FILTER (WHERE t.status = 'done')"
+		"   (clock_timestamp() - r.started_at)"
 		"     * count(t.task) FILTER (WHERE t.status = 'pending')"
-		"     / greatest(1, least((r.options ->> 'max_workers')::int,"
-		"                        count(t.task) FILTER (WHERE t.status = 'pending'))))"
+		"     / count(t.task) FILTER (WHERE t.status = 'done')"
 		" END,"
 		" r.refreshed,"
 		" (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
 		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb),"
-		" r.error"
+		" r.error, %s"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
+		CronLastRunColumns(),
 		BackfillExtName(extschema, "backfill_runs"), BackfillExtName(extschema, "backfill_tasks")), true, 0);
 	BackfillUnpinSearchPath(nest);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[15];
-		bool		nulls[15];
+		Datum		values[17];
+		bool		nulls[17];
 
-		for (int c = 0; c < 15; c++)
+		for (int c = 0; c < 17; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -9,8 +9,14 @@
 # twin backfilled by hand.  Pausing a scheduled run removes its job too, and in
 # a database without pg_cron backfill_schedule fails with 42704, saying so.
 #
+# A second cluster whose pg_cron cannot start a job (no background workers,
+# and no TCP address for its libpq connection to localhost): backfill_schedule
+# warns at once, and after a tick backfill_progress shows the job's failure
+# while the run is still planned.
+#
 # pg_cron 1.4 (Debian's postgresql-15-cron) schedules by the minute at best
-# ('* * * * *'): the test waits for the next minute's tick, up to a minute.
+# ('* * * * *'): the test waits for the next minute's tick, up to a minute (both
+# clusters wait for the same one).
 
 use strict;
 use warnings;
@@ -29,6 +35,33 @@ cron.use_background_workers = on
 max_worker_processes = 20
 });
 $node->start;
+
+# pg_cron without background workers, on a server that listens on a Unix socket only
+my $noconn = PostgreSQL::Test::Cluster->new('cron_noconn');
+$noconn->init;
+$noconn->append_conf('postgresql.conf', q{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = off
+listen_addresses = ''
+});
+$noconn->start;
+$noconn->safe_psql('postgres', q{
+	CREATE EXTENSION pg_cron;
+	CREATE EXTENSION backfill;
+	CREATE TABLE fct (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2))
+		PARTITION BY RANGE (order_date);
+	CREATE TABLE fct_0311 PARTITION OF fct FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+	INSERT INTO fct SELECT g, '2026-03-11', g FROM generate_series(1, 10) g;
+});
+my $noconn_run = $noconn->safe_psql('postgres',
+	q{SELECT backfill_plan('fct', '2026-03-11', '2026-03-12', $q$SELECT order_id, order_date, revenue + 1 AS revenue FROM fct_0311 WHERE order_date >= $1 AND order_date < $2$q$)});
+{
+	my ($ret, $out, $err) = $noconn->psql('postgres', "SELECT backfill_schedule($noconn_run, '* * * * *', 2)");
+	is($ret, 0, 'a run is scheduled where pg_cron cannot connect');
+	like($err, qr/WARNING:  pg_cron cannot start the job of run $noconn_run: it connects to cron.host = localhost over TCP, and this server listens on no TCP address/,
+		'and backfill_schedule warns that pg_cron cannot start its job');
+}
 
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION pg_cron;
@@ -184,6 +217,16 @@ SKIP:
 	ok(wait_until("SELECT count(*) > 0 AND bool_and(status = 'succeeded') FROM cron.job_run_details WHERE jobid = $job", 30),
 		'pg_cron recorded the job as succeeded');
 }
+
+# The job pg_cron could not start: the run is still planned, and its progress says why.
+ok($noconn->poll_query_until('postgres',
+		"SELECT cron_status = 'failed' FROM backfill_progress WHERE run_id = $noconn_run", 't'),
+	'after a tick, backfill_progress shows the job as failed');
+is($noconn->safe_psql('postgres',
+		"SELECT status || ' | ' || tasks_done || ' | ' || cron_message FROM backfill_progress WHERE run_id = $noconn_run"),
+	'planned | 0 | connection failed',
+	'with pg_cron\'s own message, while the run is still planned with nothing done');
+$noconn->stop;
 
 $node->stop;
 done_testing();
