@@ -56,6 +56,10 @@ if scripts/run_demo.sh > "$BACKFILL_TMP/demo.log" 2>&1; then
 	if ! scripts/check_chart.py demo/revenue.html; then
 		failed+=(chart)
 	fi
+	# the check's own honesty: copies of the page with a fault planted must each be refused
+	if ! scripts/check_chart.py --self-test demo/revenue.html; then
+		failed+=(chart-self-test)
+	fi
 else
 	tail -n 40 "$BACKFILL_TMP/demo.log"
 	failed+=(demo)
