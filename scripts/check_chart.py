@@ -298,26 +298,26 @@ def halve_points(m):
     return m.group(1) + " ".join(points[::2]) + m.group(3)
 
 
-# name, how to plant it, a message the check must give
+# name, how to plant it, a message the check must give (a regular expression)
 FAULTS = [
     ("a series missing",
      lambda h: plant(h, r'<polyline [^>]*data-series="published"[^>]*/>', ""),
-     "series published: missing"),
+     r"^series published: missing$"),
     ("a blank page",
      lambda h: plant(h, r"<body>.*</body>", "<body></body>"),
-     "the screenshot is blank"),
+     r"^the screenshot is blank"),
     ("a series drawn outside the plot",
      lambda h: plant(h, r'(<polyline [^>]*data-series="backfill")', r'\1 transform="translate(0,250)"'),
-     "series backfill: 214 of 214 points outside plot main"),
+     r"^series backfill: (\d+) of \1 points outside plot main"),
     ("a series with too few points",
      lambda h: plant(h, r'(<polyline [^>]*data-series="append"[^>]* points=")([^"]*)(")', halve_points),
-     "series append: 107 points"),
+     r"^series append: \d+ points, its plot has \d+ days$"),
     ("a series hidden under another element",
      lambda h: plant(h, r"(</svg>)", r'<rect x="0" y="0" width="1140" height="410" fill="#ffffff"/>\1'),
-     "series truth: its colour seen near"),
+     r"^series truth: its colour seen near \d+ of"),
     ("a legend sample not dashed like its series",
      lambda h: plant(h, r'(<line data-legend="append"[^>]*?) stroke-dasharray="[^"]*"', r"\1"),
-     "legend append: drawn"),
+     r"^legend append: drawn .*'none'"),
 ]
 
 
@@ -331,7 +331,7 @@ def self_test(html):
     ok = not failures
     for name, fault, expected in FAULTS:
         failures, _ = check(fault(html))
-        hit = [f for f in failures if expected in f]
+        hit = [f for f in failures if re.search(expected, f)]
         if hit:
             print("self-test: %s: refused (%d failures, e.g. %s)" % (name, len(failures), hit[0]))
         else:
