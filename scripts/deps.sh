@@ -14,6 +14,7 @@ packages=(
 	libipc-run-perl
 	build-essential
 	chromium
+	fonts-dejavu-core
 	python3
 )
 
