@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_class.h"
+#include "catalog/pg_namespace.h"
 #include "utils/acl.h"
 
 #if PG_VERSION_NUM < 150000
@@ -45,6 +46,15 @@
 #define BackfillExecInitRangeTable(estate, rtable) ExecInitRangeTable((estate), (rtable), NIL)
 #else
 #define BackfillExecInitRangeTable(estate, rtable) ExecInitRangeTable((estate), (rtable))
+#endif
+
+/* 16 replaced the per-catalog ACL checks by object_aclcheck */
+#if PG_VERSION_NUM >= 160000
+#define BackfillSchemaAclCheck(nspid, roleid, mode) \
+	object_aclcheck(NamespaceRelationId, (nspid), (roleid), (mode))
+#else
+#define BackfillSchemaAclCheck(nspid, roleid, mode) \
+	pg_namespace_aclcheck((nspid), (roleid), (mode))
 #endif
 
 /* 16 added an error-saving context to stringToQualifiedNameList */

@@ -376,6 +376,38 @@ BoundText(Oid relid)
 }
 
 /*
+ * Why relid is no longer the partition a task was planned for: not a
+ * partition of target any more (detached, or attached elsewhere), or bounded
+ * otherwise than [lo, hi) (read back in ISO formats, compared by the key
+ * type's ordering).  NULL when it still is.
+ */
+char *
+BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi)
+{
+	BackfillPart bp;
+	Oid			fn;
+	Oid			ioparam;
+	Datum		lov;
+	Datum		hiv;
+	int			nest;
+	bool		same;
+
+	if (!get_rel_relispartition(relid) || get_partition_parent(relid, true) != target)
+		return psprintf("it is no longer a partition of %s", BackfillQualifiedName(target));
+	BackfillResolvePart(relid, "partition", &bp);
+	if (bp.own.strategy != PARTITION_STRATEGY_RANGE || !bp.own.haslower || !bp.own.hasupper)
+		return psprintf("its bound is now %s", BoundText(relid));
+	getTypeInputInfo(bp.own.keytype, &fn, &ioparam);
+	nest = PinFormats();
+	lov = OidInputFunctionCall(fn, (char *) lo, ioparam, bp.own.keytypmod);
+	hiv = OidInputFunctionCall(fn, (char *) hi, ioparam, bp.own.keytypmod);
+	AtEOXact_GUC(true, nest);
+	same = DatumGetInt32(FunctionCall2Coll(&bp.own.keycmp, bp.own.keycoll, bp.own.lower, lov)) == 0 &&
+		DatumGetInt32(FunctionCall2Coll(&bp.own.keycmp, bp.own.keycoll, bp.own.upper, hiv)) == 0;
+	return same ? NULL : psprintf("its bound is now %s, not [%s, %s)", BoundText(relid), lo, hi);
+}
+
+/*
  * The tasks of a partitioned table: its leaf partitions inside [lo, hi),
  * which must tile the range exactly.  untouched gets an entry for every
  * other partition.
@@ -654,7 +686,8 @@ backfill_plan(PG_FUNCTION_ARGS)
 	if (!has_privs_of_role(GetUserId(), BackfillRelOwner(relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to plan a run on it", BackfillQualifiedName(relid))));
+				 errmsg("must be owner of table %s to plan a run on it", BackfillQualifiedName(relid)),
+				 errhint("%s", BackfillOwnerHint(relid))));
 	partitioned = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
 
 	if (SPI_connect() != SPI_OK_CONNECT)

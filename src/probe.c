@@ -14,8 +14,9 @@
  * subtransaction it runs the transform once, keeps the scope's rows as text,
  * runs it again and counts the rows only in one state or the other (as
  * multisets: a duplicated row counts), with samples; then rolls back again.
- * With a scope, the rows outside it are fingerprinted before and after the
- * first run too: a transform that writes outside its window is reported.
+ * With a scope, the rows outside it are fingerprinted before, after the first
+ * and after the second run too: a transform that writes outside its window,
+ * in either run, is reported.
  *
  * The target is followed by name: a transform that swaps it (a partition
  * replaced) leaves a table of the same name with another OID.
@@ -59,6 +60,7 @@ typedef struct ProbeState
 	BackfillFingerprint second;
 	BackfillFingerprint outside_before;
 	BackfillFingerprint outside_first;
+	BackfillFingerprint outside_second;
 	int64		only_first;
 	int64		only_second;
 	int64		copies;			/* rows only after the second run that copy a row of the first */
@@ -171,6 +173,15 @@ Fingerprints(ProbeState *ps, int samples)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_first);
 	RunTransform(ps, 2);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_second);
+}
+
+/* Whether two fingerprints differ. */
+static bool
+FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
+{
+	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
 }
 
 /* The close look: which rows differ between the two runs. */
@@ -228,6 +239,30 @@ CheckTransform(const char *transform)
 	}
 }
 
+/* The verdict on a window a second run changed: how it changed. */
+static void
+AppendNotIdempotent(StringInfo verdict, ProbeState *ps)
+{
+	if (ps->only_first == 0 && ps->second.rows > ps->first.rows)
+	{
+		appendStringInfo(verdict, "not idempotent: the second run added " UINT64_FORMAT " rows",
+						 ps->second.rows - ps->first.rows);
+		if (ps->before.rows == 0 && ps->second.rows == 2 * ps->first.rows && ps->copies == ps->only_second)
+			appendStringInfoString(verdict, " (each row of the window is now present 2 times)");
+		else if (ps->copies == ps->only_second)
+			appendStringInfoString(verdict, " (copies of rows the first run wrote)");
+		appendStringInfoString(verdict, "; additive measures grow with every run");
+	}
+	else if (ps->only_first == ps->only_second && ps->first.rows == ps->second.rows)
+		appendStringInfo(verdict, "not idempotent: the second run changed " INT64_FORMAT " of the "
+						 UINT64_FORMAT " rows of the window again", ps->only_first, ps->second.rows);
+	else
+		appendStringInfo(verdict, "not idempotent: after the second run " INT64_FORMAT
+						 " rows of the window differ from what the first run left"
+						 " (" INT64_FORMAT " rows gone, " INT64_FORMAT " rows new)",
+						 Max(ps->only_first, ps->only_second), ps->only_first, ps->only_second);
+}
+
 PG_FUNCTION_INFO_V1(backfill_probe_idempotency);
 
 /*
@@ -240,7 +275,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	ProbeState	ps;
 	int			samples;
 	bool		idempotent;
-	bool		outside_changed;
+	bool		outside_first;	/* the first run changed rows outside the scope */
+	bool		outside_second; /* the second run did */
 	bool		draws_sequence;
 	StringInfoData verdict;
 	TupleDesc	tupdesc;
@@ -303,12 +339,9 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 						  " LIMIT 1", ps.relid) != NULL;
 	InRolledBackSubtransaction(Fingerprints, &ps, samples);
 	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
-	outside_changed = ps.scope != NULL &&
-		(ps.outside_before.rows != ps.outside_first.rows ||
-		 ps.outside_before.sum1 != ps.outside_first.sum1 ||
-		 ps.outside_before.sum2 != ps.outside_first.sum2);
-	idempotent = ps.first.rows == ps.second.rows && ps.first.sum1 == ps.second.sum1 &&
-		ps.first.sum2 == ps.second.sum2;
+	outside_first = ps.scope != NULL && FingerprintsDiffer(&ps.outside_before, &ps.outside_first);
+	outside_second = ps.scope != NULL && FingerprintsDiffer(&ps.outside_first, &ps.outside_second);
+	idempotent = !FingerprintsDiffer(&ps.first, &ps.second);
 	if (!idempotent)
 	{
 		InRolledBackSubtransaction(Differences, &ps, samples);
@@ -317,39 +350,30 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	initStringInfo(&verdict);
-	if (idempotent && outside_changed)
-		appendStringInfo(&verdict, "not a repair of the window: it changed rows outside the scope"
+	if (idempotent && (outside_first || outside_second))
+		appendStringInfo(&verdict, "not a repair of the window: %s changed rows outside the scope"
 						 " (a second run leaves the " UINT64_FORMAT " rows of the window unchanged)",
+						 !outside_second ? "it" : !outside_first ? "the second run" : "each run",
 						 ps.first.rows);
+	else if (idempotent && !FingerprintsDiffer(&ps.before, &ps.first))
+		appendStringInfo(&verdict, "idempotent, and the transform changed no row of the window"
+						 " (its " UINT64_FORMAT " rows are the same before and after both runs)",
+						 ps.before.rows);
 	else if (idempotent)
 		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
 						 " rows of the window unchanged", ps.first.rows);
-	else if (ps.only_first == 0 && ps.second.rows > ps.first.rows)
-	{
-		appendStringInfo(&verdict, "not idempotent: the second run added " UINT64_FORMAT " rows",
-						 ps.second.rows - ps.first.rows);
-		if (ps.before.rows == 0 && ps.second.rows == 2 * ps.first.rows && ps.copies == ps.only_second)
-			appendStringInfoString(&verdict, " (each row of the window is now present 2 times)");
-		else if (ps.copies == ps.only_second)
-			appendStringInfoString(&verdict, " (copies of rows the first run wrote)");
-		appendStringInfoString(&verdict, "; additive measures grow with every run");
-	}
-	else if (ps.only_first == ps.only_second && ps.first.rows == ps.second.rows)
-		appendStringInfo(&verdict, "not idempotent: the second run changed " INT64_FORMAT " of the "
-						 UINT64_FORMAT " rows of the window again", ps.only_first, ps.second.rows);
 	else
-		appendStringInfo(&verdict, "not idempotent: after the second run " INT64_FORMAT
-						 " rows of the window differ from what the first run left"
-						 " (" INT64_FORMAT " rows gone, " INT64_FORMAT " rows new)",
-						 Max(ps.only_first, ps.only_second), ps.only_first, ps.only_second);
-	if (outside_changed && !idempotent)
+		AppendNotIdempotent(&verdict, &ps);
+	if (!idempotent && outside_second)
+		appendStringInfoString(&verdict, "; the second run also changed rows outside the scope");
+	else if (!idempotent && outside_first)
 		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
 	if (draws_sequence)
 		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	values[0] = BoolGetDatum(idempotent && !outside_changed);
+	values[0] = BoolGetDatum(idempotent && !outside_first && !outside_second);
 	values[1] = Int64GetDatum((int64) ps.before.rows);
 	values[2] = Int64GetDatum((int64) ps.first.rows);
 	values[3] = Int64GetDatum((int64) ps.second.rows);

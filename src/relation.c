@@ -15,6 +15,7 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_class.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -150,6 +151,21 @@ BackfillRelColumns(Oid relid, List *names, const char *argname)
 		result = lappend_int(result, attnum);
 	}
 	return result;
+}
+
+/*
+ * The hint of a "must be owner" error: who owns the table, and that being a
+ * member of that role is enough.
+ */
+char *
+BackfillOwnerHint(Oid relid)
+{
+	const char *owner = GetUserNameFromId(BackfillRelOwner(relid), false);
+
+	return psprintf("Table %s is owned by role %s: run this as %s or as a member of it"
+					" (GRANT %s TO %s).", BackfillQualifiedName(relid), quote_identifier(owner),
+					quote_identifier(owner), quote_identifier(owner),
+					quote_identifier(GetUserNameFromId(GetUserId(), false)));
 }
 
 /* The owner of a relation. */

@@ -421,7 +421,8 @@ backfill_undo(PG_FUNCTION_ARGS)
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to swap it back in", archivename)));
+				 errmsg("must be owner of table %s to swap it back in", archivename),
+				 errhint("%s", BackfillOwnerHint(archive))));
 	LockRelationOid(archive, AccessExclusiveLock);
 
 	/* the partition must still hold exactly what the replacement wrote */

@@ -83,6 +83,7 @@ static Oid
 TaskRelation(BackfillRun *run, BackfillTask *task)
 {
 	Oid			relid;
+	char	   *why;
 
 	if (task->partition == NULL)
 		return run->targetoid;
@@ -92,6 +93,14 @@ TaskRelation(BackfillRun *run, BackfillTask *task)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("partition %s of run " INT64_FORMAT " no longer exists", task->partition, run->id)));
+	/* a table of that name that is not the planned partition is not written */
+	why = BackfillPartitionChanged(relid, run->targetoid, task->range_from, task->range_to);
+	if (why)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not the partition run " INT64_FORMAT " planned: %s",
+						task->partition, run->id, why),
+				 errhint("Cancel the run and plan a new one over the partitions as they are now.")));
 	return relid;
 }
 

@@ -87,6 +87,7 @@ extern char *BackfillPinnedDefinition(const char *kind, const char *name);
 
 /* plan.c */
 extern char *BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi);
+extern char *BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi);
 extern char *BackfillWindowScope(const char *column, const char *type, const char *lo, const char *hi,
 								 const char *alias);
 extern char *BackfillPinnedObjects(const char *sql);

@@ -440,7 +440,8 @@ BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok)
 			NoSuchRun(run->id);
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to %s run " INT64_FORMAT, run->target, action, run->id)));
+				 errmsg("must be owner of table %s to %s run " INT64_FORMAT, run->target, action, run->id),
+				 errhint("%s", BackfillOwnerHint(run->targetoid))));
 	}
 	return true;
 }

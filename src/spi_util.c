@@ -39,6 +39,7 @@
 #include "utils/guc.h"
 #include "utils/plancache.h"
 #include "utils/resowner.h"
+#include "utils/varlena.h"
 #include "access/xact.h"
 
 #include "spi_util.h"
@@ -64,7 +65,10 @@ RethrowNamingArgument(MemoryContext cxt, const char *argname)
 
 	FlushErrorState();
 	edata->message = psprintf("invalid %s: %s", argname, edata->message);
-	edata->cursorpos = 0;		/* a position in our SQL, not in the caller's */
+	/* a position in our SQL, not in the caller's, and our SQL itself: neither helps */
+	edata->cursorpos = 0;
+	edata->internalpos = 0;
+	edata->internalquery = NULL;
 	ReThrowError(edata);
 }
 
@@ -139,6 +143,17 @@ IsBlank(const char *s)
 	return true;
 }
 
+/* Is the text a (qualified) name alone, such as fct_revenue or "Mart".daily? */
+static bool
+IsQualifiedName(const char *s)
+{
+	char	   *copy = pstrdup(s);
+	List	   *names = NIL;
+
+	/* SplitIdentifierString writes into its argument and reports bad syntax as false */
+	return SplitIdentifierString(copy, '.', &names) && names != NIL && list_length(names) <= 3;
+}
+
 /*
  * Check that query is exactly one SELECT, VALUES or TABLE statement and
  * return its text without a trailing semicolon, ready to be embedded as
@@ -157,6 +172,11 @@ BackfillCheckQuery(const char *query, const char *argname)
 				 errmsg("%s must not be empty", argname),
 				 errhint("Pass a query such as 'SELECT ... FROM ...' or 'TABLE name'.")));
 
+	if (IsQualifiedName(query))
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("%s is a table name, not a query", argname),
+				 errhint("A query is expected, e.g. 'TABLE %s' or 'SELECT * FROM %s'.", query, query)));
 	stmts = ParseNamingArgument(query, argname);
 	if (list_length(stmts) != 1)
 		ereport(ERROR,

@@ -373,11 +373,23 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 	}
 
 	for (int j = 0; j < dst->natts; j++)
-		if (TupleDescAttr(dst, j)->attgenerated)
+	{
+		Form_pg_attribute da = TupleDescAttr(dst, j);
+
+		if (da->attgenerated)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("cannot replace partition %s: it has generated columns", bp->qualname),
 					 errdetail("Generated columns are not supported by backfill_replace_partition yet.")));
+		/* said before any row is written, not as a NULL in the first row */
+		if (!given[j] && da->attnotnull && !da->atthasdef)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("the source lacks column %s, which is NOT NULL and has no default in partition %s",
+							quote_identifier(NameStr(da->attname)), bp->qualname),
+					 errhint("Add %s to the source's select list (columns are matched by name).",
+							 quote_identifier(NameStr(da->attname)))));
+	}
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");

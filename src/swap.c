@@ -73,6 +73,7 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
+#include "relation.h"
 #include "spi_util.h"
 #include "swap.h"
 
@@ -288,7 +289,18 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 	if (!BackfillRelOwnerCheck(bp->parent, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to replace its partitions", bp->qualparent)));
+				 errmsg("must be owner of table %s to replace its partitions", bp->qualparent),
+				 errhint("%s", BackfillOwnerHint(bp->parent))));
+	/* the new partition is built beside the old one, in its schema */
+	if (BackfillSchemaAclCheck(get_rel_namespace(relid), GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must have CREATE on schema %s to replace partition %s",
+						quote_identifier(get_namespace_name(get_rel_namespace(relid))), bp->qualname),
+				 errdetail("The new rows are built into a new table beside the partition, then swapped in."),
+				 errhint("GRANT CREATE ON SCHEMA %s TO %s.",
+						 quote_identifier(get_namespace_name(get_rel_namespace(relid))),
+						 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
 
 	if (spec->is_default)
 		ereport(ERROR,

@@ -11,7 +11,7 @@
 -- A sequence the transform draws from advances: the documented limit of the rollback.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(126);
+SELECT plan(133);
 
 -- fp(rel, scope): the scope's fingerprint as text
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
@@ -328,6 +328,32 @@ CREATE TEMP TABLE p13 AS SELECT * FROM backfill_probe_idempotency('INSERT INTO s
 SELECT is((SELECT row(idempotent, rows_after_first, rows_after_second)::text FROM p13), '(f,1,2)', 'sequence: an insert drawing ids is not idempotent');
 SELECT is((SELECT count(*) FROM sq), 0::bigint, 'sequence: the rows are rolled back');
 SELECT cmp_ok(nextval('pc_seq'), '>', (SELECT n + 1 FROM seq_before), 'sequence: known limit: the values the transform drew stay drawn');
+
+-- ============================================================ a transform that changes nothing
+CREATE TEMP TABLE p14 AS SELECT * FROM backfill_probe_idempotency(
+	$$UPDATE ap SET amount = amount WHERE day = '2026-03-14'$$, 'ap', $$day = '2026-03-14'$$);
+SELECT is((SELECT idempotent FROM p14), true, 'no-op: a transform that writes the same values is idempotent');
+SELECT is((SELECT verdict FROM p14),
+          'idempotent, and the transform changed no row of the window (its 100 rows are the same before and after both runs)',
+          'no-op: the verdict says the transform changed no row of the window');
+SELECT is((SELECT verdict FROM p2) LIKE '%changed no row%', false, 'no-op: a transform that fills an empty window is not called a no-op');
+
+-- ============================================================ a write outside the scope by the second run only
+-- The first run puts a marker row in the window; the second, finding it, rewrites rows outside.
+CREATE TABLE o2 (id bigint, day date, v int);
+INSERT INTO o2 SELECT g, date '2026-03-14' + g % 2, 1 FROM generate_series(1, 20) g;
+CREATE TEMP TABLE o2_before AS SELECT pg_temp.fp('o2') AS fp;
+CREATE TEMP TABLE p15 AS SELECT * FROM backfill_probe_idempotency(
+	$$UPDATE o2 SET v = v + 1 WHERE day = '2026-03-14' AND EXISTS (SELECT FROM o2 WHERE id = 999);
+	  INSERT INTO o2 SELECT 999, '2026-03-15', 1 WHERE NOT EXISTS (SELECT FROM o2 WHERE id = 999);$$,
+	'o2', $$day = '2026-03-15'$$);
+SELECT is((SELECT fingerprint_second FROM p15), (SELECT fingerprint_first FROM p15),
+          'outside, second run: the window is the same after both runs');
+SELECT is((SELECT idempotent FROM p15), false, 'outside, second run: a write outside the scope by the second run only is not idempotent');
+SELECT is((SELECT verdict FROM p15),
+          'not a repair of the window: the second run changed rows outside the scope (a second run leaves the 11 rows of the window unchanged)',
+          'outside, second run: the verdict names the second run');
+SELECT is(pg_temp.fp('o2'), (SELECT fp FROM o2_before), 'outside, second run: afterwards the table is as it was');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,0 +1,33 @@
+-- sql/run_guards.sql: a run writes only into the partitions it planned.
+--
+-- A task finds its partition by name.  If that table was detached after the run was planned,
+-- or is now bounded otherwise, the task fails, saying so, and writes nothing there.
+CREATE EXTENSION IF NOT EXISTS backfill;
+SET datestyle = 'ISO';
+CREATE TABLE rg (id int NOT NULL, day date NOT NULL, v int) PARTITION BY RANGE (day);
+CREATE TABLE rg_0311 PARTITION OF rg FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+CREATE TABLE rg_0312 PARTITION OF rg FOR VALUES FROM ('2026-03-12') TO ('2026-03-13');
+CREATE TABLE rg_0313 PARTITION OF rg FOR VALUES FROM ('2026-03-13') TO ('2026-03-14');
+INSERT INTO rg SELECT g, date '2026-03-11' + g % 3, g FROM generate_series(1, 30) g;
+-- the fixed model: every v one more
+CREATE TABLE rg_src AS SELECT id, day, v + 1 AS v FROM rg;
+
+SELECT backfill_plan('rg', '2026-03-11', '2026-03-14',
+	$$SELECT * FROM rg_src WHERE day >= $1 AND day < $2$$, strategy => 'merge', key => ARRAY['id'],
+	options => '{"on_error": "continue"}') AS run \gset
+
+-- After planning: one partition is detached, another detached and attached again for another day.
+ALTER TABLE rg DETACH PARTITION rg_0312;
+ALTER TABLE rg DETACH PARTITION rg_0313;
+DELETE FROM rg_0313;
+ALTER TABLE rg ATTACH PARTITION rg_0313 FOR VALUES FROM ('2026-03-20') TO ('2026-03-21');
+CREATE TABLE rg_sums AS SELECT 'rg_0312' AS t, sum(v) AS v FROM rg_0312;
+
+SET client_min_messages = error;
+CALL backfill_run(:run);
+RESET client_min_messages;
+SELECT task, partition, status, error FROM backfill_tasks WHERE run_id = :run ORDER BY task;
+-- the detached table was not written
+SELECT (SELECT sum(v) FROM rg_0312) = v AS detached_table_unchanged FROM rg_sums;
+-- the partition still planned was
+SELECT sum(v) = (SELECT sum(v) FROM rg_src WHERE day = '2026-03-11') AS planned_partition_merged FROM rg_0311;
