@@ -21,6 +21,7 @@ OBJS = \
 	src/swap.o \
 	src/staging.o \
 	src/replace.o \
+	src/assign.o \
 	src/merge.o \
 	src/probe.o \
 	src/plan.o \

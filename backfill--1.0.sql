@@ -101,6 +101,13 @@ CREATE FUNCTION @extschema@.backfill_merge(target pg_catalog.regclass, source pg
 COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool) IS
 	'Merge the rows of source into target on key, within scope, after proving the key unique on both sides';
 
+CREATE FUNCTION @extschema@.backfill_would_change(stored "any", given "any")
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_would_change'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_would_change("any", "any") IS
+	'Whether storing given in a column of stored''s type, as UPDATE would, changes the stored bytes (NULL-safe); how backfill_merge finds the rows to write';
+
 --
 -- Probe: is a transform a repair?
 --

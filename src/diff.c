@@ -35,8 +35,10 @@
 #include "utils/jsonb.h"
 #include "utils/json.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
+#include "diff.h"
 #include "rowhash.h"
 #include "spi_util.h"
 
@@ -473,4 +475,169 @@ backfill_diff(PG_FUNCTION_ARGS)
 	SPI_finish();
 	MemoryContextDelete(st.cxt);
 	return (Datum) 0;
+}
+
+/*
+ * Multiset diff: the rows of one query the other lacks, with no key.
+ *
+ * Rows are counted by their hash (rowhash.c: by representation, as the
+ * fingerprint sees them, whatever the types: json, point and 1.0 against
+ * 1.00 included): a's rows add one to the count of their hash, b's take one
+ * away or, where none is left, are 'added'.  The counts left over are
+ * a's 'removed' rows, found again by a second read of a for the samples.
+ */
+typedef struct BagEntry
+{
+	uint64		hash;			/* of the whole row */
+	int64		count;			/* a's rows not yet matched by one of b's */
+	char		status;			/* for simplehash */
+} BagEntry;
+
+#define SH_PREFIX		bagtab
+#define SH_ELEMENT_TYPE BagEntry
+#define SH_KEY_TYPE		uint64
+#define SH_KEY			hash
+#define SH_HASH_KEY(tb, k)	((uint32) (k))
+#define SH_EQUAL(tb, a, b)	((a) == (b))
+#define SH_SCOPE		static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+#define BAG_SAMPLES		5
+
+typedef enum BagPass
+{
+	BAG_COUNT,					/* read a: count its rows */
+	BAG_MATCH,					/* read b: match them, note the rest as added */
+	BAG_LEFT					/* read a again: sample the rows left over */
+} BagPass;
+
+typedef struct BagReceiver
+{
+	DestReceiver pub;
+	BagPass		pass;
+	bagtab_hash *tab;
+	BackfillRowHasher *hasher;
+	TupleDesc	desc;			/* blessed, for the samples */
+	int		   *idx;
+	int64		added;
+	int			nsamples;		/* of this pass */
+	StringInfo	sample;			/* jsonb array text, without its brackets */
+	MemoryContext rowcxt;
+} BagReceiver;
+
+/* Append one sample row to the array text. */
+static void
+BagSample(BagReceiver *r, TupleTableSlot *slot, const char *change)
+{
+	MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+	Jsonb	   *row = SlotToJsonb(slot, r->desc, r->desc->natts, r->idx);
+	char	   *text = JsonbToCString(NULL, &row->root, VARSIZE(row));
+
+	MemoryContextSwitchTo(old);
+	appendStringInfo(r->sample, "%s{\"change\": \"%s\", \"row\": %s}",
+					 r->sample->len ? ", " : "", change, text);
+	MemoryContextReset(r->rowcxt);
+	r->nsamples++;
+}
+
+/* Count, match or sample one row, as the pass requires. */
+static bool
+BagReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	BagReceiver *r = (BagReceiver *) self;
+	uint64		h = BackfillHashRow(r->hasher, slot);
+	BagEntry   *e;
+	bool		found;
+
+	CHECK_FOR_INTERRUPTS();
+	if (r->pass == BAG_COUNT)
+	{
+		e = bagtab_insert(r->tab, h, &found);
+		e->count = found ? e->count + 1 : 1;
+		return true;
+	}
+	e = bagtab_lookup(r->tab, h);
+	if (e != NULL && e->count > 0)
+	{
+		e->count--;
+		if (r->pass == BAG_LEFT && r->nsamples < BAG_SAMPLES)
+			BagSample(r, slot, "removed");
+		return true;
+	}
+	if (r->pass == BAG_MATCH)
+	{
+		r->added++;
+		if (r->nsamples < BAG_SAMPLES)
+			BagSample(r, slot, "added");
+	}
+	return true;
+}
+
+/* Read query (its plan) through r for one pass; on snap if valid, else on a new snapshot. */
+static void
+BagRead(BagReceiver *r, BagPass pass, SPIPlanPtr plan, Snapshot snap)
+{
+	TupleDesc	desc = BackfillPlanResultDesc(plan);
+
+	r->pass = pass;
+	r->nsamples = 0;
+	r->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+	r->idx = palloc(sizeof(int) * Max(1, desc->natts));
+	for (int i = 0; i < desc->natts; i++)
+		r->idx[i] = i;
+	r->hasher = BackfillRowHasherCreate(desc, desc->natts, NULL);
+	if (snap != InvalidSnapshot)
+	{
+		/* a read-only SPI call runs on the active snapshot: make it snap */
+		PushActiveSnapshot(snap);
+		BackfillRunToDest(plan, NULL, true, (DestReceiver *) r);
+		PopActiveSnapshot();
+	}
+	else
+		BackfillRunToDest(plan, NULL, false, (DestReceiver *) r);
+}
+
+/*
+ * The rows of query a that query b lacks (*removed) and those of b that a
+ * lacks (*added), as multisets compared by representation, with up to five
+ * samples of each as jsonb array text (*sample).  a is read on asnap if it
+ * is valid (a snapshot taken before b's rows were written), else both on a
+ * new snapshot.  Inside SPI.
+ */
+void
+BackfillMultisetDiff(const char *a, Snapshot asnap, const char *b,
+					 int64 *added, int64 *removed, char **sample)
+{
+	SPIPlanPtr	pa = BackfillPrepare(a, 0, NULL, "query a");
+	SPIPlanPtr	pb = BackfillPrepare(b, 0, NULL, "query b");
+	BagReceiver r;
+	StringInfoData buf;
+	bagtab_iterator it;
+	BagEntry   *e;
+
+	memset(&r, 0, sizeof(r));
+	BackfillInitReceiver(&r.pub, BagReceive, NULL);
+	r.tab = bagtab_create(CurrentMemoryContext, 1024, NULL);
+	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "backfill multiset diff row",
+									 ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&buf);
+	r.sample = &buf;
+
+	BagRead(&r, BAG_COUNT, pa, asnap);
+	BagRead(&r, BAG_MATCH, pb, InvalidSnapshot);
+	*added = r.added;
+	*removed = 0;
+	bagtab_start_iterate(r.tab, &it);
+	while ((e = bagtab_iterate(r.tab, &it)) != NULL)
+		*removed += e->count;
+	if (*removed > 0)
+		BagRead(&r, BAG_LEFT, pa, asnap);
+
+	*sample = psprintf("[%s]", buf.data);
+	SPI_freeplan(pa);
+	SPI_freeplan(pb);
+	bagtab_destroy(r.tab);
+	MemoryContextDelete(r.rowcxt);
 }

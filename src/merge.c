@@ -19,13 +19,15 @@
  * the end of the transaction: readers go on, other writers wait, so nothing
  * can slip a duplicate in between the proof and the writes.
  *
- * The writes are one MERGE (matched rows updated only where a value differs,
- * NULL-safe, so an unchanged row is not rewritten and leaves no dead tuple;
- * new keys inserted), then with delete_missing one DELETE of the rows in
- * scope whose key the source lacks.  The scope's row counts before and after
- * give the inserts, the MERGE's count the rest.
- * Key and value comparisons use the types' own equality operators, named
- * with their schema; types without one are compared by their text.
+ * The writes are one MERGE (matched rows updated only where a value would be
+ * stored with other bytes, NULL-safe, so an unchanged row is not rewritten
+ * and leaves no dead tuple; new keys inserted), then with delete_missing one
+ * DELETE of the rows in scope whose key the source lacks.  The scope's row
+ * counts before and after give the inserts, the MERGE's count the rest.
+ * Keys are matched with their types' own equality operators, named with
+ * their schema; whether a matched row changes is decided by representation
+ * (assign.c), as the fingerprint sees it, so that after a merge the scope's
+ * fingerprint is the source's.
  *
  *-------------------------------------------------------------------------
  */
@@ -351,70 +353,41 @@ CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snaps
 	return (int64) ss.rows;
 }
 
-PG_FUNCTION_INFO_V1(backfill_merge);
-
-/*
- * backfill_merge(target regclass, source text, key text[], scope text,
- *				  delete_missing boolean) RETURNS backfill_merge_result
- */
-Datum
-backfill_merge(PG_FUNCTION_ARGS)
+/* What a merge is made of: the target, the source's columns and the SQL built from them. */
+typedef struct MergeSql
 {
 	Oid			relid;
+	const char *target;			/* schema-qualified */
+	const char *only;			/* "ONLY " unless partitioned */
 	const char *source;
+	const char *scope;			/* NULL for the whole table */
+	char	   *tscope;			/* "((scope))" or "true" */
 	List	   *keys;
 	List	   *attnums;
-	const char *scope = NULL;
-	bool		delete_missing;
-	const char *target;
-	const char *only;
 	char	   *keylist;
-	Snapshot	snap;
-	SPIPlanPtr	plan;
 	TupleDesc	src;
 	bool	   *iskey;
+	const char *changefn;		/* schema.backfill_would_change */
 	StringInfoData on;			/* t.k = s.k AND ... */
 	StringInfoData nullcond;	/* s.k IS NULL OR ... */
 	StringInfoData set;			/* c = s.c, ... */
-	StringInfoData differs;		/* NOT COALESCE(t.c = s.c, ...) OR ... */
+	StringInfoData differs;		/* would_change(t.c, s.c) OR ... */
 	StringInfoData cols;		/* c, ... */
 	StringInfoData scols;		/* s.c, ... (source column i is s.bfs_i) */
 	StringInfoData renamed;		/* c AS bfs_1, ... */
 	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM (source) src) */
-	char	   *tscope;
+} MergeSql;
+
+/*
+ * Check the caller's rights on the target, then lock it against other
+ * writers until the end of the transaction; returns its OID.
+ */
+static Oid
+MergeLockTarget(FunctionCallInfo fcinfo, bool delete_missing)
+{
+	Oid			relid = PG_GETARG_OID(0);
 	AclMode		needed;
-	BackfillFingerprint before;
-	BackfillFingerprint after;
-	int64		srcrows;
-	int64		n;
-	uint64		inserted;
-	uint64		updated;
-	uint64		merged;
-	char	   *mergesql;
-	uint64		deleted = 0;
-	int64		logid;
-	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {false};
-	StringInfoData details;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be NULL")));
-	relid = PG_GETARG_OID(0);
-	source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
-	keys = BackfillKeyArg(fcinfo, 2);
-	if (!PG_ARGISNULL(3))
-		scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
-	if (PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("delete_missing must not be NULL")));
-	delete_missing = PG_GETARG_BOOL(4);
-	PreventCommandIfReadOnly("backfill_merge()");
-
-	/* the rights first, then the lock that keeps writers out until commit */
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -438,154 +411,125 @@ backfill_merge(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid))));
-	attnums = BackfillRelColumns(relid, keys, "key");
-	(void) BackfillCheckKeyTypes(relid, keys, attnums);
+	return relid;
+}
 
-	/*
-	 * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock:
-	 * a key another session committed in between would be invisible to the
-	 * guards, and only a unique index would stop a second copy of it.
-	 */
-	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(relid, attnums))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
-				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
-						   BackfillQualifiedName(relid)),
-				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
-						 BackfillColumnListText(keys))));
-	target = BackfillQualifiedName(relid);
-	only = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
-	keylist = BackfillColumnListText(keys);
+/* The source's row type, with its key columns found and their types checked. */
+static void
+MergeDescribeSource(MergeSql *m)
+{
+	SPIPlanPtr	plan = BackfillPrepare(m->source, 0, NULL, "source");
+	ListCell   *lc;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-
-	/* the source: one SELECT, columns of the target, the key's types on both sides */
-	plan = BackfillPrepare(source, 0, NULL, "source");
 	BackfillCheckReadOnly(plan, "source");
-	src = CreateTupleDescCopy(BackfillPlanResultDesc(plan));
+	m->src = CreateTupleDescCopy(BackfillPlanResultDesc(plan));
 	SPI_freeplan(plan);
-	iskey = palloc0(sizeof(bool) * Max(1, src->natts));
+	m->iskey = palloc0(sizeof(bool) * Max(1, m->src->natts));
+	foreach(lc, m->keys)
 	{
-		ListCell   *lc;
+		const char *k = (const char *) lfirst(lc);
+		int			found = BackfillFindColumn(m->src, k);
+		Oid			ttype = get_atttype(m->relid, list_nth_int(m->attnums, foreach_current_index(lc)));
 
-		foreach(lc, keys)
-		{
-			const char *k = (const char *) lfirst(lc);
-			int			found = BackfillFindColumn(src, k);
-
-			if (found < 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_COLUMN),
-						 errmsg("source lacks key column \"%s\"", k)));
-			if (TupleDescAttr(src, found)->atttypid !=
-				get_atttype(relid, list_nth_int(attnums, foreach_current_index(lc))))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATATYPE_MISMATCH),
-						 errmsg("key column \"%s\" is of type %s in the source but %s in %s", k,
-								format_type_be(TupleDescAttr(src, found)->atttypid),
-								format_type_be(get_atttype(relid, list_nth_int(attnums, foreach_current_index(lc)))),
-								target),
-						 errhint("Cast the source's key column to the target's type.")));
-			iskey[found] = true;
-		}
-	}
-
-	initStringInfo(&on);
-	initStringInfo(&nullcond);
-	initStringInfo(&set);
-	initStringInfo(&differs);
-	initStringInfo(&cols);
-	initStringInfo(&scols);
-	initStringInfo(&renamed);
-	for (int i = 0; i < src->natts; i++)
-	{
-		Form_pg_attribute sa = TupleDescAttr(src, i);
-		const char *col = quote_identifier(NameStr(sa->attname));
-		AttrNumber	attnum;
-		Oid			ttype;
-		int32		ttypmod;
-		Oid			tcoll;
-		char	   *type;
-		char	   *eq;
-
-		for (int j = 0; j < i; j++)
-			if (strcmp(NameStr(TupleDescAttr(src, j)->attname), NameStr(sa->attname)) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("source returns column \"%s\" more than once", NameStr(sa->attname))));
-		attnum = get_attnum(relid, NameStr(sa->attname));
-		if (attnum <= 0)
+		if (found < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("source column \"%s\" is not a column of %s", NameStr(sa->attname), target),
-					 errhint("Columns are matched by name: rename it with AS, or leave it out.")));
-		get_atttypetypmodcoll(relid, attnum, &ttype, &ttypmod, &tcoll);
-		if (!can_coerce_type(1, &sa->atttypid, &ttype, COERCION_ASSIGNMENT))
+					 errmsg("source lacks key column \"%s\"", k)));
+		if (TupleDescAttr(m->src, found)->atttypid != ttype)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("source column \"%s\" is of type %s but column \"%s\" of %s is of type %s",
-							NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
-							target, format_type_be(ttype)),
-					 errhint("Cast the source column to %s.", format_type_be(ttype))));
-		/*
-		 * Compared after a cast to the column's type, as the value will be
-		 * stored; but an explicit cast cuts strings and bit strings to their
-		 * length where storing them raises an error, so those are compared
-		 * whole.
-		 */
-		{
-			char		cat = TypeCategory(getBaseType(ttype));
-
-			type = format_type_extended(ttype,
-										(cat == TYPCATEGORY_STRING || cat == TYPCATEGORY_BITSTRING) ? -1 : ttypmod,
-										FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
-		}
-
-		/*
-		 * The source's columns are renamed bfs_<n> where it meets the target,
-		 * so the scope's column names can only mean the target's.
-		 */
-		appendStringInfo(&renamed, "%s%s AS bfs_%d", renamed.len ? ", " : "", col, i + 1);
-		appendStringInfo(&cols, "%s%s", cols.len ? ", " : "", col);
-		appendStringInfo(&scols, "%ss.bfs_%d", scols.len ? ", " : "", i + 1);
-		if (iskey[i])
-		{
-			appendStringInfo(&on, "%st.%s %s s.bfs_%d", on.len ? " AND " : "", col,
-							 EqualityOperator(ttype), i + 1);
-			appendStringInfo(&nullcond, "%ss.bfs_%d IS NULL", nullcond.len ? " OR " : "", i + 1);
-			continue;
-		}
-		appendStringInfo(&set, "%s%s = s.bfs_%d", set.len ? ", " : "", col, i + 1);
-		eq = EqualityOperator(ttype);
-		if (eq != NULL)
-			appendStringInfo(&differs, "%sNOT COALESCE(t.%s %s CAST(s.bfs_%d AS %s), t.%s IS NULL AND s.bfs_%d IS NULL)",
-							 differs.len ? " OR " : "", col, eq, i + 1, type, col, i + 1);
-		else
-			appendStringInfo(&differs,
-							 "%sNOT COALESCE(t.%s::pg_catalog.text OPERATOR(pg_catalog.=) CAST(s.bfs_%d AS %s)::pg_catalog.text,"
-							 " t.%s IS NULL AND s.bfs_%d IS NULL)",
-							 differs.len ? " OR " : "", col, i + 1, type, col, i + 1);
+					 errmsg("key column \"%s\" is of type %s in the source but %s in %s", k,
+							format_type_be(TupleDescAttr(m->src, found)->atttypid),
+							format_type_be(ttype), m->target),
+					 errhint("Cast the source's key column to the target's type.")));
+		m->iskey[found] = true;
 	}
+}
+
+/*
+ * Add source column i to the SQL.  A matched row is rewritten only if one
+ * of its values would be stored with other bytes (backfill_would_change:
+ * the value assigned as UPDATE assigns it, then compared by representation,
+ * as the fingerprint compares it): a type's equality may call different
+ * values equal.  Key columns are matched with their type's equality, and
+ * written too unless that equality is byte equality.
+ */
+static void
+MergeAddColumn(MergeSql *m, int i)
+{
+	Form_pg_attribute sa = TupleDescAttr(m->src, i);
+	const char *col = quote_identifier(NameStr(sa->attname));
+	AttrNumber	attnum;
+	Oid			ttype;
+	int32		ttypmod;
+	Oid			tcoll;
+
+	for (int j = 0; j < i; j++)
+		if (strcmp(NameStr(TupleDescAttr(m->src, j)->attname), NameStr(sa->attname)) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("source returns column \"%s\" more than once", NameStr(sa->attname))));
+	attnum = get_attnum(m->relid, NameStr(sa->attname));
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source column \"%s\" is not a column of %s", NameStr(sa->attname), m->target),
+				 errhint("Columns are matched by name: rename it with AS, or leave it out.")));
+	get_atttypetypmodcoll(m->relid, attnum, &ttype, &ttypmod, &tcoll);
+	if (!can_coerce_type(1, &sa->atttypid, &ttype, COERCION_ASSIGNMENT))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("source column \"%s\" is of type %s but column \"%s\" of %s is of type %s",
+						NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
+						m->target, format_type_be(ttype)),
+				 errhint("Cast the source column to %s.", format_type_be(ttype))));
 
 	/*
-	 * The guards and the writes read the source on one snapshot, so they see
-	 * the same rows; the target cannot change meanwhile (our lock).
+	 * The source's columns are renamed bfs_<n> where it meets the target, so
+	 * the scope's column names can only mean the target's.
 	 */
-	snap = RegisterSnapshot(GetTransactionSnapshot());
-	srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", renamed.data, source);
+	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "", col, i + 1);
+	appendStringInfo(&m->cols, "%s%s", m->cols.len ? ", " : "", col);
+	appendStringInfo(&m->scols, "%ss.bfs_%d", m->scols.len ? ", " : "", i + 1);
+	if (m->iskey[i])
+	{
+		appendStringInfo(&m->on, "%st.%s %s s.bfs_%d", m->on.len ? " AND " : "", col,
+						 EqualityOperator(ttype), i + 1);
+		appendStringInfo(&m->nullcond, "%ss.bfs_%d IS NULL", m->nullcond.len ? " OR " : "", i + 1);
+		if (EqualityIsIdentity(ttype, tcoll))
+			return;
+	}
+	appendStringInfo(&m->set, "%s%s = s.bfs_%d", m->set.len ? ", " : "", col, i + 1);
+	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod) &&
+		!OidIsValid(tcoll) && EqualityIsIdentity(ttype, tcoll))
+		appendStringInfo(&m->differs, "%sNOT COALESCE(t.%s %s s.bfs_%d, t.%s IS NULL AND s.bfs_%d IS NULL)",
+						 m->differs.len ? " OR " : "", col, EqualityOperator(ttype), i + 1, col, i + 1);
+	else
+		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
+						 m->differs.len ? " OR " : "", m->changefn, col, i + 1);
+}
+
+/* The source's keys, the target's, and the scope (raise if one fails); returns the source's rows. */
+static int64
+MergeGuards(MergeSql *m, Snapshot snap)
+{
+	int64		srcrows;
+	int64		n;
+
 	/*
 	 * The source's keys, then the target's.  (A unique index on the target
 	 * would not do for the source: two source rows with one key that match
 	 * an unchanged row make MERGE skip both without a word.)
 	 */
-	srcrows = CheckSourceKeys(source, src, iskey, relid, snap, keylist, scols.data, srcq, nullcond.data);
-	(void) BackfillAssertUnique(relid, keys, attnums, scope, false, false);
-	if (scope)
+	srcrows = CheckSourceKeys(m->source, m->src, m->iskey, m->relid, snap, m->keylist,
+							  m->scols.data, m->srcq, m->nullcond.data);
+	(void) BackfillAssertUnique(m->relid, m->keys, m->attnums, m->scope, false, false);
+	if (m->scope == NULL)
+		return srcrows;
+
 	{
 		char	   *outside = psprintf("SELECT %s FROM (\n%s\n) AS s WHERE NOT COALESCE(((\n%s\n)), false)",
-									   keylist, source, scope);
+									   m->keylist, m->source, m->scope);
 
 		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap);
 		if (n > 0)
@@ -593,77 +537,182 @@ backfill_merge(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source row lies outside the scope",
 								   "%lld source rows lie outside the scope", n, (long long) n),
-					 errdetail("Key (%s), for example: %s.", keylist, Samples(outside, snap)),
+					 errdetail("Key (%s), for example: %s.", m->keylist, Samples(outside, snap)),
 					 errhint("Filter the source on the backfill window, or widen the scope.")));
 	}
-
-	tscope = scope ? psprintf("((\n%s\n))", scope) : "true";
-	if (scope)
 	{
 		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
-									 scols.data, only, target, srcq, on.data, tscope);
+									 m->scols.data, m->only, m->target, m->srcq, m->on.data, m->tscope);
 
 		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap);
 		if (n > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source key matches a row of %s outside the scope",
-								   "%lld source keys match rows of %s outside the scope", n, (long long) n, target),
+								   "%lld source keys match rows of %s outside the scope", n, (long long) n, m->target),
 					 errdetail("For example: %s.", Samples(clash, snap)),
 					 errhint("Outside the scope nothing is updated: widen the scope to include those rows.")));
 	}
+	return srcrows;
+}
 
-	BackfillFingerprintRel(relid, scope, false, &before);
+/*
+ * The writes: one MERGE for changed and new rows, then with delete_missing
+ * the rows in scope whose key the source lacks (no new row is among them).
+ * Returns the MERGE's count; sets *deleted.
+ */
+static uint64
+MergeWrite(MergeSql *m, Snapshot snap, bool delete_missing, uint64 *deleted)
+{
+	bool		update = m->set.len > 0;
+	uint64		merged;
 
-	/*
-	 * The writes: one MERGE for changed and new rows, then with
-	 * delete_missing the rows in scope whose key the source lacks (no new
-	 * row is among them).  Every inserted row lands in the scope (the source
-	 * was checked), so the scope's row counts before and after give the
-	 * inserts.
-	 */
-	mergesql = psprintf("MERGE INTO %s%s t USING %s s ON %s"
-						"%s%s%s%s%s%s"
-						" WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
-						only, target, srcq, on.data,
-						set.len ? " WHEN MATCHED AND " : "", set.len ? tscope : "",
-						set.len ? " AND (" : "", set.len ? differs.data : "",
-						set.len ? ") THEN UPDATE SET " : "", set.len ? set.data : "",
-						cols.data, scols.data);
-	merged = Run(mergesql, snap, 0);
+	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
+						  "%s%s%s%s%s%s"
+						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
+						  m->only, m->target, m->srcq, m->on.data,
+						  update ? " WHEN MATCHED AND " : "", update ? m->tscope : "",
+						  update ? " AND (" : "", update ? m->differs.data : "",
+						  update ? ") THEN UPDATE SET " : "", update ? m->set.data : "",
+						  m->cols.data, m->scols.data),
+				 snap, 0);
+	*deleted = 0;
 	if (delete_missing)
-		deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-							   only, target, tscope, srcq, on.data), snap, 0);
-	UnregisterSnapshot(snap);
+		*deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0);
+	return merged;
+}
 
-	BackfillFingerprintRel(relid, scope, false, &after);
-	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);
-	updated = merged - inserted;
+/* Log the merge (inside SPI); returns the log record's id. */
+static int64
+MergeLog(FunctionCallInfo fcinfo, MergeSql *m, bool delete_missing, uint64 inserted,
+		 uint64 updated, uint64 deleted, int64 srcrows,
+		 BackfillFingerprint *before, BackfillFingerprint *after)
+{
+	StringInfoData details;
 
 	initStringInfo(&details);
 	appendStringInfo(&details, "{\"inserted\": " UINT64_FORMAT ", \"updated\": " UINT64_FORMAT
 					 ", \"deleted\": " UINT64_FORMAT ", \"unchanged\": " INT64_FORMAT ", \"key\": ",
 					 inserted, updated, deleted, srcrows - (int64) inserted - (int64) updated);
-	escape_json(&details, keylist);
+	escape_json(&details, m->keylist);
 	appendStringInfoString(&details, ", \"scope\": ");
-	if (scope)
-		escape_json(&details, scope);
+	if (m->scope)
+		escape_json(&details, m->scope);
 	else
 		appendStringInfoString(&details, "null");
 	appendStringInfo(&details, ", \"delete_missing\": %s, \"source\": ", delete_missing ? "true" : "false");
-	escape_json(&details, source);
+	escape_json(&details, m->source);
 	appendStringInfoChar(&details, '}');
 
-	logid = BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), "merge", target, NULL,
-								   &before, &after, details.data);
+	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), "merge", m->target, NULL,
+								  before, after, details.data);
+}
+
+PG_FUNCTION_INFO_V1(backfill_merge);
+
+/*
+ * backfill_merge(target regclass, source text, key text[], scope text,
+ *				  delete_missing boolean) RETURNS backfill_merge_result
+ */
+Datum
+backfill_merge(PG_FUNCTION_ARGS)
+{
+	MergeSql	m;
+	bool		delete_missing;
+	Snapshot	snap;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		srcrows;
+	uint64		inserted;
+	uint64		merged;
+	uint64		deleted;
+	int64		logid;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be NULL")));
+	memset(&m, 0, sizeof(m));
+	m.source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	m.keys = BackfillKeyArg(fcinfo, 2);
+	if (!PG_ARGISNULL(3))
+		m.scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delete_missing must not be NULL")));
+	delete_missing = PG_GETARG_BOOL(4);
+	PreventCommandIfReadOnly("backfill_merge()");
+
+	/* the rights first, then the lock that keeps writers out until commit */
+	m.relid = MergeLockTarget(fcinfo, delete_missing);
+	m.attnums = BackfillRelColumns(m.relid, m.keys, "key");
+	(void) BackfillCheckKeyTypes(m.relid, m.keys, m.attnums);
+
+	/*
+	 * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock:
+	 * a key another session committed in between would be invisible to the
+	 * guards, and only a unique index would stop a second copy of it.
+	 */
+	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(m.relid, m.attnums))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
+				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
+						   BackfillQualifiedName(m.relid)),
+				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
+						 BackfillColumnListText(m.keys))));
+	m.target = BackfillQualifiedName(m.relid);
+	m.only = get_rel_relkind(m.relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
+	m.keylist = BackfillColumnListText(m.keys);
+	m.tscope = m.scope ? psprintf("((\n%s\n))", m.scope) : "true";
+	m.changefn = psprintf("%s.backfill_would_change",
+						  quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo))));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* the source: one SELECT, columns of the target, the key's types on both sides */
+	MergeDescribeSource(&m);
+	initStringInfo(&m.on);
+	initStringInfo(&m.nullcond);
+	initStringInfo(&m.set);
+	initStringInfo(&m.differs);
+	initStringInfo(&m.cols);
+	initStringInfo(&m.scols);
+	initStringInfo(&m.renamed);
+	for (int i = 0; i < m.src->natts; i++)
+		MergeAddColumn(&m, i);
+	m.srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m.renamed.data, m.source);
+
+	/*
+	 * The guards and the writes read the source on one snapshot, so they see
+	 * the same rows; the target cannot change meanwhile (our lock).  Every
+	 * inserted row lands in the scope (the source was checked), so the
+	 * scope's row counts before and after give the inserts.
+	 */
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	srcrows = MergeGuards(&m, snap);
+	BackfillFingerprintRel(m.relid, m.scope, false, &before);
+	merged = MergeWrite(&m, snap, delete_missing, &deleted);
+	UnregisterSnapshot(snap);
+	BackfillFingerprintRel(m.relid, m.scope, false, &after);
+	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);
+
+	logid = MergeLog(fcinfo, &m, delete_missing, inserted, merged - inserted, deleted, srcrows,
+					 &before, &after);
 	SPI_finish();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = Int64GetDatum((int64) inserted);
-	values[1] = Int64GetDatum((int64) updated);
+	values[1] = Int64GetDatum((int64) (merged - inserted));
 	values[2] = Int64GetDatum((int64) deleted);
-	values[3] = Int64GetDatum(srcrows - (int64) inserted - (int64) updated);
+	values[3] = Int64GetDatum(srcrows - (int64) merged);
 	values[4] = Int64GetDatum(logid);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

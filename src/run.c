@@ -48,10 +48,12 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "compat.h"
+#include "diff.h"
 #include "fingerprint.h"
 #include "log.h"
 #include "relation.h"
@@ -207,15 +209,27 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 							   "%lld source rows lie outside the window [%s, %s) of task %d",
 							   outside, (long long) outside, task->range_from, task->range_to, task->task),
 				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
-	rc = SPI_execute(psprintf("DELETE FROM ONLY %s WHERE %s", target, scope), false, 0);
-	if (rc != SPI_OK_DELETE)
-		elog(ERROR, "could not delete the window of task %d: %s", task->task, SPI_result_code_string(rc));
-	deleted = SPI_processed;
-	rc = SPI_execute(psprintf("INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s",
-							  target, cols, cols, bound), false, 0);
+	/*
+	 * One statement, so that the source reads the window as it was before
+	 * the delete (a source may read the target itself); the delete runs to
+	 * completion first (an InitPlan gates the insert), so a unique key may
+	 * come back.  The window's rows are those the delete removes.
+	 */
+	rc = SPI_execute(psprintf("WITH deleted AS (DELETE FROM ONLY %s WHERE %s RETURNING 1)"
+							  " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+							  " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							  target, scope, target, cols, cols, bound), false, 0);
 	if (rc != SPI_OK_INSERT)
-		elog(ERROR, "could not insert the window of task %d: %s", task->task, SPI_result_code_string(rc));
+		elog(ERROR, "could not replace the window of task %d: %s", task->task, SPI_result_code_string(rc));
+	deleted = before.rows;
 	inserted = SPI_processed;
+	if (inserted == 0 && deleted > 0 && !run->opts.allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
+						task->range_from, task->range_to, task->task, deleted),
+				 errdetail("Running the task would empty the window of %s.", target),
+				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
 	CommandCounterIncrement();
 	BackfillFingerprintRel(relid, scope, false, &after);
 
@@ -1053,10 +1067,15 @@ backfill_run(PG_FUNCTION_ARGS)
  * Dry run.
  */
 
-/* Added, removed and changed rows between two queries, and a sample, into the out arguments. */
+/*
+ * Added, removed and changed rows between two queries, and a sample, into
+ * the out arguments: matched on the run's key by backfill_diff, or without a
+ * key as multisets; both compare by representation, as the fingerprint does.
+ * Without a key, old is read on oldsnap when it is valid.
+ */
 static void
-Compare(BackfillRun *run, const char *old, const char *new, int64 *added, int64 *removed,
-		int64 *changed, bool *changed_null, char **sample)
+Compare(BackfillRun *run, const char *old, Snapshot oldsnap, const char *new, int64 *added,
+		int64 *removed, int64 *changed, bool *changed_null, char **sample)
 {
 	int			rc;
 	HeapTuple	tup;
@@ -1083,17 +1102,10 @@ Compare(BackfillRun *run, const char *old, const char *new, int64 *added, int64 
 	}
 	else
 	{
-		rc = SPI_execute(psprintf("WITH a AS (%s), b AS (%s),"
-								  " added AS (SELECT * FROM b EXCEPT ALL SELECT * FROM a),"
-								  " removed AS (SELECT * FROM a EXCEPT ALL SELECT * FROM b)"
-								  " SELECT (SELECT pg_catalog.count(*) FROM added), (SELECT pg_catalog.count(*) FROM removed),"
-								  " NULL::pg_catalog.int8,"
-								  " (SELECT COALESCE(pg_catalog.jsonb_agg(s), '[]')::pg_catalog.text FROM ("
-								  "   (SELECT pg_catalog.jsonb_build_object('change', 'added', 'row', pg_catalog.to_jsonb(x)) AS s FROM added x LIMIT 5)"
-								  "   UNION ALL"
-								  "   (SELECT pg_catalog.jsonb_build_object('change', 'removed', 'row', pg_catalog.to_jsonb(x)) FROM removed x LIMIT 5)) q)",
-								  old, new), false, 1);
+		BackfillMultisetDiff(old, oldsnap, new, added, removed, sample);
+		*changed = 0;
 		*changed_null = true;
+		return;
 	}
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not compare the task's rows: %s", SPI_result_code_string(rc));
@@ -1197,22 +1209,29 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 			BackfillLockPart(relid, "task", &bp);
 			stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run.opts.allow_empty,
 															&before, &after));
-			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), psprintf("SELECT * FROM %s", stagename),
-					&added, &removed, &changed, &changed_null, &sample);
+			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
+					psprintf("SELECT * FROM %s", stagename), &added, &removed, &changed, &changed_null, &sample);
 			reconcile = Reconcile(&run, psprintf("SELECT * FROM %s", stagename), bound, &reconciled);
 		}
 		else
 		{
 			char	   *scope = TaskScope(&run, &task, NULL);
+			char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
+										BackfillQualifiedName(relid), scope);
+			Snapshot	old;
 			TaskOutcome out;
 
 			BackfillFingerprintRel(relid, scope, false, &before);
-			Compare(&run, psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
-								   BackfillQualifiedName(relid), scope),
-					bound, &added, &removed, &changed, &changed_null, &sample);
+			if (run.key != NIL)
+				Compare(&run, rows, InvalidSnapshot, bound, &added, &removed, &changed, &changed_null, &sample);
+			/* without a key: the window's rows before the task (on this snapshot) and after it */
+			old = RegisterSnapshot(GetTransactionSnapshot());
 			memset(&out, 0, sizeof(out));
 			WorkTask(&run, &task, &out, &reconciled);
 			BackfillFingerprintRel(relid, scope, false, &after);
+			if (run.key == NIL)
+				Compare(&run, rows, old, rows, &added, &removed, &changed, &changed_null, &sample);
+			UnregisterSnapshot(old);
 			reconcile = out.reconcile;
 		}
 		/* everything above is undone */

@@ -45,6 +45,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
+#include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -53,6 +54,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "assign.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "relation.h"
@@ -60,19 +62,6 @@
 #include "spi_util.h"
 #include "staging.h"
 #include "swap.h"
-
-/*
- * Does column att get its length or precision (typmod) applied in C, as an
- * INSERT applies it (an over-long varchar is an error, not cut)?  An
- * explicit CAST would truncate silently.  Returns the coercion function.
- */
-static bool
-TypmodInC(Form_pg_attribute att, Oid *fn)
-{
-	*fn = InvalidOid;
-	return att->atttypmod >= 0 &&
-		find_typmod_coercion_function(att->atttypid, fn) == COERCION_PATH_FUNC;
-}
 
 /* ", WITH (a = 'b', ...)" for the storage parameters of relid, or "". */
 static char *
@@ -317,9 +306,10 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging)
 }
 
 /*
- * Prepare the query that feeds the staging table: the source's columns
- * matched to the table's by name and cast to their types, defaults for the
- * columns the source lacks.  argtypes are the types of $1 (and $2).
+ * Prepare the query that feeds the staging table and check that its columns
+ * match the table's by name and can be assigned to their types (the fill
+ * assigns them, and the defaults of the columns it lacks, as INSERT does).
+ * argtypes are the types of $1 (and $2).
  */
 SPIPlanPtr
 BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
@@ -329,7 +319,6 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 	TupleDesc	src;
 	Relation	rel;
 	TupleDesc	dst;
-	StringInfoData sql;
 	bool	   *given;
 
 	BackfillCheckReadOnly(plan, "source");
@@ -391,37 +380,8 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 							 quote_identifier(NameStr(da->attname)))));
 	}
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	for (int j = 0; j < dst->natts; j++)
-	{
-		Form_pg_attribute da = TupleDescAttr(dst, j);
-		Oid			fn;
-		char	   *type = format_type_extended(da->atttypid,
-												TypmodInC(da, &fn) ? -1 : da->atttypmod,
-												FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
-
-		if (j > 0)
-			appendStringInfoString(&sql, ", ");
-		if (given[j])
-			appendStringInfo(&sql, "CAST(s.%s AS %s)", quote_identifier(NameStr(da->attname)), type);
-		else if (da->atthasdef)
-			appendStringInfo(&sql, "CAST((%s) AS %s)",
-							 BackfillQueryText(psprintf("SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)"
-														" FROM pg_catalog.pg_attrdef d"
-														" WHERE d.adrelid OPERATOR(pg_catalog.=) $1"
-														" AND d.adnum OPERATOR(pg_catalog.=) %d", j + 1),
-											   staging),
-							 type);
-		else
-			appendStringInfo(&sql, "CAST(NULL AS %s)", type);
-		appendStringInfo(&sql, " AS %s", quote_identifier(NameStr(da->attname)));
-	}
-	appendStringInfo(&sql, " FROM (\n%s\n) AS s", source);
 	table_close(rel, NoLock);
-	SPI_freeplan(plan);
-
-	return BackfillPrepare(sql.data, nargs, argtypes, "source");
+	return plan;
 }
 
 typedef struct FillReceiver
@@ -439,7 +399,9 @@ typedef struct FillReceiver
 	CommandId	cid;
 	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
-	FmgrInfo   *typmodfn;		/* per column, fn_oid InvalidOid when none */
+	int		   *srcidx;			/* per column, the source's column or -1 */
+	ExprState **assign;			/* per column, the assignment of the source's value
+								 * (NULL: as it is) or the default (NULL: none) */
 	BackfillRowHasher *hasher;
 	BackfillFingerprint *fp;
 	uint64		outside;
@@ -447,12 +409,17 @@ typedef struct FillReceiver
 	MemoryContext cxt;
 } FillReceiver;
 
-/* Insert one row, frozen, after checking its bound and constraints. */
+/*
+ * Insert one row, frozen: the source's values assigned to the columns and the
+ * defaults of the others, as INSERT computes them, then its bound and
+ * constraints checked.
+ */
 static bool
 FillReceive(TupleTableSlot *src, DestReceiver *self)
 {
 	FillReceiver *r = (FillReceiver *) self;
 	TupleDesc	desc = r->slot->tts_tupleDescriptor;
+	ExprContext *econtext;
 	MemoryContext old;
 
 	CHECK_FOR_INTERRUPTS();
@@ -470,11 +437,39 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 				 errdetail("The new rows of partition %s are written frozen, which is only safe in the transaction that created their table.",
 						   r->bp->qualname)));
 	slot_getallattrs(src);
+	ResetPerTupleExprContext(r->estate);
+	econtext = GetPerTupleExprContext(r->estate);
+	ExecClearTuple(r->slot);
+	for (int j = 0; j < desc->natts; j++)
+	{
+		int			i = r->srcidx[j];
+
+		if (i >= 0 && r->assign[j] == NULL)
+		{
+			r->slot->tts_values[j] = src->tts_values[i];
+			r->slot->tts_isnull[j] = src->tts_isnull[i];
+		}
+		else if (i >= 0)
+			r->slot->tts_values[j] = BackfillAssignValue(r->assign[j], econtext, src->tts_values[i],
+														 src->tts_isnull[i], &r->slot->tts_isnull[j]);
+		else if (r->assign[j] != NULL)
+			r->slot->tts_values[j] = ExecEvalExprSwitchContext(r->assign[j], econtext,
+															   &r->slot->tts_isnull[j]);
+		else
+		{
+			r->slot->tts_values[j] = (Datum) 0;
+			r->slot->tts_isnull[j] = true;
+		}
+	}
+	ExecStoreVirtualTuple(r->slot);
+
 	for (int b = 0; b < r->nbounds; b++)
 	{
 		int			k = r->keyidx[b];
+		Datum		key = r->slot->tts_values[k];
+		bool		keynull = r->slot->tts_isnull[k];
 
-		if (BackfillInBound(r->bounds[b], src->tts_values[k], src->tts_isnull[k]))
+		if (BackfillInBound(r->bounds[b], key, keynull))
 			continue;
 		if (r->sample == NULL)
 		{
@@ -484,8 +479,7 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 			old = MemoryContextSwitchTo(r->cxt);
 			getTypeOutputInfo(TupleDescAttr(desc, k)->atttypid, &outfunc, &isvarlena);
 			r->sample = psprintf("%s = %s", quote_identifier(NameStr(TupleDescAttr(desc, k)->attname)),
-								 src->tts_isnull[k] ? "NULL"
-								 : OidOutputFunctionCall(outfunc, src->tts_values[k]));
+								 keynull ? "NULL" : OidOutputFunctionCall(outfunc, key));
 			MemoryContextSwitchTo(old);
 		}
 		r->outside++;
@@ -494,17 +488,7 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	if (r->outside > 0)
 		return true;			/* the call fails anyway: count, don't write */
 
-	ExecClearTuple(r->slot);
-	memcpy(r->slot->tts_values, src->tts_values, sizeof(Datum) * desc->natts);
-	memcpy(r->slot->tts_isnull, src->tts_isnull, sizeof(bool) * desc->natts);
-	ExecStoreVirtualTuple(r->slot);
-
 	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(r->estate));
-	for (int i = 0; i < desc->natts; i++)
-		if (OidIsValid(r->typmodfn[i].fn_oid) && !r->slot->tts_isnull[i])
-			r->slot->tts_values[i] = FunctionCall3(&r->typmodfn[i], r->slot->tts_values[i],
-												   Int32GetDatum(TupleDescAttr(desc, i)->atttypmod),
-												   BoolGetDatum(false));
 	if (r->checkconstr)
 		ExecConstraints(r->rri, r->slot, r->estate);
 	MemoryContextSwitchTo(old);
@@ -519,6 +503,52 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	table_tuple_insert(r->rel, r->slot, r->cid, TABLE_INSERT_FROZEN, r->bistate);
 	ResetPerTupleExprContext(r->estate);
 	return true;
+}
+
+/*
+ * For each column of the staging table, the source's column of that name and
+ * its assignment to the column's type (coerce_to_target_type, as INSERT), or,
+ * for a column the source lacks, its default as INSERT computes it
+ * (build_column_default: the column's, else its domain's; a domain's NOT
+ * NULL checked on a NULL).
+ */
+static void
+PrepareAssignments(FillReceiver *r, SPIPlanPtr plan)
+{
+	TupleDesc	src = BackfillPlanResultDesc(plan);
+	TupleDesc	dst = RelationGetDescr(r->rel);
+
+	r->srcidx = palloc(sizeof(int) * Max(1, dst->natts));
+	r->assign = palloc0(sizeof(ExprState *) * Max(1, dst->natts));
+	for (int j = 0; j < dst->natts; j++)
+	{
+		Form_pg_attribute da = TupleDescAttr(dst, j);
+		int			i = BackfillFindColumn(src, NameStr(da->attname));
+		Expr	   *expr;
+
+		r->srcidx[j] = i;
+		if (i >= 0)
+		{
+			Form_pg_attribute sa = TupleDescAttr(src, i);
+
+			expr = BackfillAssignExpr(sa->atttypid, sa->atttypmod, sa->attcollation,
+									  da->atttypid, da->atttypmod);
+		}
+		else
+		{
+			expr = da->attidentity ? NULL : (Expr *) build_column_default(r->rel, j + 1);
+			if (expr == NULL)
+			{
+				Node	   *null = (Node *) makeNullConst(da->atttypid, -1, da->attcollation);
+				Node	   *checked = coerce_to_domain(null, InvalidOid, -1, da->atttypid,
+													   COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1, false);
+
+				expr = checked == null ? NULL : (Expr *) checked;
+			}
+		}
+		if (expr != NULL)
+			r->assign[j] = BackfillAssignState(expr);
+	}
 }
 
 /*
@@ -550,16 +580,9 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 		r.keyidx[b] = get_attnum(staging, r.bounds[b]->keyname) - 1;
 	r.slot = MakeSingleTupleTableSlot(RelationGetDescr(r.rel), &TTSOpsVirtual);
 	r.hasher = BackfillRowHasherCreate(RelationGetDescr(r.rel), RelationGetDescr(r.rel)->natts, NULL);
-	r.typmodfn = palloc0(sizeof(FmgrInfo) * Max(1, RelationGetDescr(r.rel)->natts));
-	for (int i = 0; i < RelationGetDescr(r.rel)->natts; i++)
-	{
-		Oid			fn;
+	PrepareAssignments(&r, plan);
 
-		if (TypmodInC(TupleDescAttr(RelationGetDescr(r.rel), i), &fn))
-			fmgr_info(fn, &r.typmodfn[i]);
-	}
-
-	/* an executor state for ExecConstraints, as logical replication builds one */
+	/* an executor state for ExecConstraints and the assignments, as logical replication builds one */
 	r.estate = CreateExecutorState();
 	rte = makeNode(RangeTblEntry);
 	rte->rtekind = RTE_RELATION;
