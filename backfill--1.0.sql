@@ -94,11 +94,12 @@ COMMENT ON TYPE @extschema@.backfill_merge_result IS
 	'What a merge did: rows inserted, updated, deleted and left unchanged, and its log record';
 
 CREATE FUNCTION @extschema@.backfill_merge(target pg_catalog.regclass, source pg_catalog.text, key pg_catalog.text[],
-	scope pg_catalog.text DEFAULT NULL, delete_missing pg_catalog.bool DEFAULT false)
+	scope pg_catalog.text DEFAULT NULL, delete_missing pg_catalog.bool DEFAULT false,
+	allow_empty pg_catalog.bool DEFAULT false)
 	RETURNS @extschema@.backfill_merge_result
 	AS 'MODULE_PATHNAME', 'backfill_merge'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool) IS
+COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool, pg_catalog.bool) IS
 	'Merge the rows of source into target on key, within scope, after proving the key unique on both sides';
 
 CREATE FUNCTION @extschema@.backfill_would_change(stored "any", given "any")

@@ -2,7 +2,9 @@
 --
 -- A task finds its partition by name.  If that table was detached after the run was planned,
 -- or is now bounded otherwise, the task fails, saying so, and writes nothing there.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS backfill;
+RESET client_min_messages;
 SET datestyle = 'ISO';
 CREATE TABLE rg (id int NOT NULL, day date NOT NULL, v int) PARTITION BY RANGE (day);
 CREATE TABLE rg_0311 PARTITION OF rg FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
@@ -23,9 +25,9 @@ DELETE FROM rg_0313;
 ALTER TABLE rg ATTACH PARTITION rg_0313 FOR VALUES FROM ('2026-03-20') TO ('2026-03-21');
 CREATE TABLE rg_sums AS SELECT 'rg_0312' AS t, sum(v) AS v FROM rg_0312;
 
-SET client_min_messages = error;
+\set VERBOSITY sqlstate
 CALL backfill_run(:run);
-RESET client_min_messages;
+\set VERBOSITY default
 SELECT task, partition, status, error FROM backfill_tasks WHERE run_id = :run ORDER BY task;
 -- the detached table was not written
 SELECT (SELECT sum(v) FROM rg_0312) = v AS detached_table_unchanged FROM rg_sums;

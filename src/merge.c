@@ -609,17 +609,47 @@ MergeLog(FunctionCallInfo fcinfo, MergeSql *m, bool delete_missing, uint64 inser
 								  before, after, details.data);
 }
 
+/*
+ * A merge with delete_missing must not wipe a table by accident: it needs a
+ * scope (else every row the source lacks, anywhere in the table, goes), and
+ * an empty source that would delete rows is refused unless allow_empty.
+ * Each refusal says how many rows would have been deleted.
+ */
+static void
+MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
+{
+	int64		doomed = RunCount(psprintf("SELECT pg_catalog.count(*) FROM %s%s t WHERE %s"
+										   " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap);
+
+	if (m->scope == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delete_missing needs a scope: without one, every row of %s that the source lacks"
+						" would be deleted (%lld rows)", m->target, (long long) doomed),
+				 errhint("Pass scope => the window the source recomputes (a condition on the columns of %s),"
+						 " so that only rows of that window can be deleted; scope => 'true' if it is the whole table.",
+						 m->target)));
+	if (srcrows == 0 && doomed > 0 && !allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the source returned no rows: with delete_missing, merging it would delete all %lld rows"
+						" of the scope", (long long) doomed),
+				 errhint("If the scope must really be emptied, pass allow_empty => true.")));
+}
+
 PG_FUNCTION_INFO_V1(backfill_merge);
 
 /*
  * backfill_merge(target regclass, source text, key text[], scope text,
- *				  delete_missing boolean) RETURNS backfill_merge_result
+ *				  delete_missing boolean, allow_empty boolean) RETURNS backfill_merge_result
  */
 Datum
 backfill_merge(PG_FUNCTION_ARGS)
 {
 	MergeSql	m;
 	bool		delete_missing;
+	bool		allow_empty;
 	Snapshot	snap;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
@@ -646,6 +676,11 @@ backfill_merge(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("delete_missing must not be NULL")));
 	delete_missing = PG_GETARG_BOOL(4);
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("allow_empty must not be NULL")));
+	allow_empty = PG_GETARG_BOOL(5);
 	PreventCommandIfReadOnly("backfill_merge()");
 
 	/* the rights first, then the lock that keeps writers out until commit */
@@ -697,6 +732,8 @@ backfill_merge(PG_FUNCTION_ARGS)
 	 */
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	srcrows = MergeGuards(&m, snap);
+	if (delete_missing)
+		MergeDeleteGuards(&m, snap, srcrows, allow_empty);
 	BackfillFingerprintRel(m.relid, m.scope, false, &before);
 	merged = MergeWrite(&m, snap, delete_missing, &deleted);
 	UnregisterSnapshot(snap);

@@ -100,8 +100,7 @@ TaskRelation(BackfillRun *run, BackfillTask *task)
 	if (why)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table %s is not the partition run " INT64_FORMAT " planned: %s",
-						task->partition, run->id, why),
+				 errmsg("table %s is not the partition the run planned: %s", task->partition, why),
 				 errhint("Cancel the run and plan a new one over the partitions as they are now.")));
 	return relid;
 }
@@ -328,17 +327,18 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	}
 	else if (strcmp(run->strategy, "merge") == 0)
 	{
-		Oid			types[5] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID};
-		Datum		values[5];
+		Oid			types[6] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID, BOOLOID};
+		Datum		values[6];
 
 		values[0] = ObjectIdGetDatum(relid);
 		values[1] = CStringGetTextDatum(bound);
 		values[2] = BackfillTextArray(run->key);
 		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
 		values[4] = BoolGetDatum(run->opts.delete_missing);
-		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5)).log_id",
+		values[5] = BoolGetDatum(run->opts.allow_empty);
+		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
 											BackfillExtName(run->extschema, "backfill_merge")),
-								   5, types, values, NULL, false, 1);
+								   6, types, values, NULL, false, 1);
 	}
 	else
 		rc = -1;

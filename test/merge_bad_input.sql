@@ -180,7 +180,7 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('bi', 'SELECT id, v FROM b
 SELECT is(pg_temp.works($$SELECT * FROM backfill_merge('bi', 'TABLE bi_src', ARRAY['id'])$$, 'regress_mb_writer'), '(0,100,0,0)',
           'rights: SELECT, INSERT and UPDATE suffice without delete_missing');
 GRANT DELETE ON bi TO regress_mb_writer;
-SELECT is(pg_temp.works($$SELECT * FROM backfill_merge('bi', 'SELECT * FROM bi_src WHERE id > 10', ARRAY['id'], delete_missing => true)$$, 'regress_mb_writer'), '(0,90,10,0)',
+SELECT is(pg_temp.works($$SELECT * FROM backfill_merge('bi', 'SELECT * FROM bi_src WHERE id > 10', ARRAY['id'], scope => 'true', delete_missing => true)$$, 'regress_mb_writer'), '(0,90,10,0)',
           'rights: with DELETE too, delete_missing works');
 
 -- ============================================================ a hostile "=" for bigint in public

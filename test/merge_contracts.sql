@@ -79,10 +79,10 @@ INSERT INTO mc_all VALUES (5000, 3, 1, 'x'), (5001, 3, NULL, NULL);
 CREATE TEMP TABLE r5_want AS SELECT format('(2,%s,%s,%s)', (SELECT count(*) FROM mc_all WHERE id % 7 = 0 AND id < 5000),
 	(SELECT count(*) FROM mc WHERE id % 3 = 0), (SELECT count(*) FROM mc_all WHERE id % 7 <> 0 AND id < 5000)) AS w;
 SELECT ok((SELECT w FROM r5_want) ~ '^\(2,[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*\)$', 'premise: the no-scope case plants updates, deletes and unchanged rows');
-CREATE TEMP TABLE r5 AS SELECT * FROM backfill_merge('mc', 'TABLE mc_all', ARRAY['id'], delete_missing => true);
+CREATE TEMP TABLE r5 AS SELECT * FROM backfill_merge('mc', 'TABLE mc_all', ARRAY['id'], scope => 'true', delete_missing => true);
 SELECT is((SELECT row(inserted, updated, deleted, unchanged)::text FROM r5), (SELECT w FROM r5_want),
-          'no scope: counts over the whole table');
-SELECT is(pg_temp.fp('mc'), pg_temp.fp('mc_all'), 'no scope: the table equals the source');
+          'whole table (scope => ''true''): counts over the whole table');
+SELECT is(pg_temp.fp('mc'), pg_temp.fp('mc_all'), 'whole table (scope => ''true''): the table equals the source');
 
 -- ============================================================ NULL-safe comparison
 CREATE TABLE ns (id int PRIMARY KEY, v int, t text);
