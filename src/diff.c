@@ -13,15 +13,19 @@
  *    to emit 'removed' rows and the a side of 'changed' ones.
  *
  * Memory is one 32-byte entry per key of a plus the rows that differ;
- * identical rows cost two hashes and never become jsonb.  Keys are compared
- * by their values' representation (rowhash.c), as pg_dump would write them.
+ * identical rows cost two hashes and never become jsonb.  Keys and rows are
+ * compared by their values' representation (rowhash.c), as pg_dump would
+ * write them, whatever the session's settings; only the rows shown (jsonb)
+ * are written in the session's settings.
  *
  * A key seen twice on one side is an error: a diff on a key that is not
  * unique pairs rows arbitrarily and silently lies.  Since keys are compared
  * by a 64-bit hash, a repeated hash is first confirmed with a second,
  * independent hash family before it is reported; and a 'changed' pair is
- * emitted only after its two keys compare equal as values, so a hash
- * collision can neither invent a duplicate nor pair two different keys.
+ * emitted only after its two keys hash alike in that second family too, so
+ * a hash collision can neither invent a duplicate nor pair two different
+ * keys (the jsonb the keys are shown as is no test: with extra_float_digits
+ * below 1 it writes two different floats alike).
  *
  *-------------------------------------------------------------------------
  */
@@ -44,6 +48,9 @@
 
 #define IN_A		0x01
 #define IN_B		0x02
+
+/* The seed of the second hash family, and what keys are confirmed by. */
+#define SECOND_SEED	UINT64CONST(0x5851f42d4c957f2d)
 
 typedef struct DiffEntry
 {
@@ -78,12 +85,14 @@ typedef struct DiffSide
 	int		   *keyidx;			/* key columns, in key order */
 	int		   *rowidx;			/* all columns, in a's order */
 	BackfillRowHasher *keyhash;
+	BackfillRowHasher *keyhash2;	/* keys again, in another hash family */
 	BackfillRowHasher *rowhash;
 } DiffSide;
 
 /* A row of b kept until a's row is read again. */
 typedef struct DiffKept
 {
+	uint64		key2;			/* the key's hash in the other family */
 	Jsonb	   *key;
 	Jsonb	   *row;
 } DiffKept;
@@ -232,6 +241,7 @@ DiffReceive(TupleTableSlot *slot, DestReceiver *self)
 				}
 				MemoryContextSwitchTo(old);
 				MemoryContextReset(st->rowcxt);
+				st->brows[st->nbrows].key2 = BackfillHashRow(side->keyhash2, slot);
 				e->bidx = st->nbrows++;
 			}
 			return true;
@@ -252,7 +262,7 @@ DiffReceive(TupleTableSlot *slot, DestReceiver *self)
 
 				if (!(e->flags & IN_B))
 					Emit(st, "removed", akey, arow, NULL);
-				else if (compareJsonbContainers(&akey->root, &st->brows[e->bidx].key->root) == 0)
+				else if (BackfillHashRow(side->keyhash2, slot) == st->brows[e->bidx].key2)
 					Emit(st, "changed", akey, arow, st->brows[e->bidx].row);
 				else
 				{
@@ -385,6 +395,7 @@ DiffWithSeed(DiffState *st, uint64 seed)
 	for (int s = 0; s < 2; s++)
 	{
 		sides[s]->keyhash->seed = seed;
+		sides[s]->keyhash2->seed = seed ^ SECOND_SEED ^ UINT64CONST(0x9e3779b97f4a7c15);
 		sides[s]->rowhash->seed = seed;
 	}
 	if (st->tab)
@@ -455,6 +466,8 @@ backfill_diff(PG_FUNCTION_ARGS)
 		/* hashers read the rows as the queries return them */
 		st.a.keyhash = BackfillRowHasherCreate(st.a.origdesc, st.a.nkeys, st.a.keyidx);
 		st.b.keyhash = BackfillRowHasherCreate(st.b.origdesc, st.b.nkeys, st.b.keyidx);
+		st.a.keyhash2 = BackfillRowHasherCreate(st.a.origdesc, st.a.nkeys, st.a.keyidx);
+		st.b.keyhash2 = BackfillRowHasherCreate(st.b.origdesc, st.b.nkeys, st.b.keyidx);
 		st.a.rowhash = BackfillRowHasherCreate(st.a.origdesc, st.a.desc->natts, st.a.rowidx);
 		st.b.rowhash = BackfillRowHasherCreate(st.b.origdesc, st.a.desc->natts, st.b.rowidx);
 		st.maxbrows = 64;
@@ -463,7 +476,7 @@ backfill_diff(PG_FUNCTION_ARGS)
 	}
 
 	/* A repeated key hash is a duplicate only if a second hash family repeats it too. */
-	if (!DiffWithSeed(&st, 0) && !DiffWithSeed(&st, UINT64CONST(0x5851f42d4c957f2d)))
+	if (!DiffWithSeed(&st, 0) && !DiffWithSeed(&st, SECOND_SEED))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNIQUE_VIOLATION),
 				 errmsg("key (%s) is not unique in query %s", BackfillColumnListText(keys), st.dupside),

@@ -168,6 +168,8 @@ AddFunction(PinContext *cx, Oid fn)
 static bool
 PinWalker(Node *node, PinContext *cx)
 {
+	/* views over views nest as deep as a role cares to create them */
+	check_stack_depth();
 	if (node == NULL)
 		return false;
 	if (IsA(node, Query))

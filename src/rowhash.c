@@ -15,11 +15,21 @@
  *   headers and expanded objects do not matter); every float NaN alike;
  * - arrays by their dimensions and then element by element (the null bitmap
  *   an array may keep after its last NULL is gone does not count), composites
- *   field by field, ranges of other types by their flags and bounds, each
- *   part by these same rules;
- * - enums, reg* types and types of extensions by the text their output
- *   function writes, which is what pg_dump writes and a restore reads back
- *   (an enum's label does not depend on session settings).
+ *   field by field, ranges of other types by their flags and bounds,
+ *   multiranges by their number of ranges and then each range's flags and
+ *   bounds, each part by these same rules;
+ * - enums by their label; reg* types and types of extensions by the text
+ *   their output function writes, which is what pg_dump writes and a restore
+ *   reads back.  That text may depend on session settings (a cube's digits
+ *   on extra_float_digits, a reg* name on search_path, anything holding a
+ *   timestamptz on TimeZone and DateStyle), so it is written under the
+ *   settings pg_dump uses plus a fixed time zone: the settings are set for
+ *   the rest of the row as soon as a value needs them and restored when the
+ *   row's hash is done, so the query producing the rows runs under the
+ *   caller's own settings and rows of built-in types never pay for it.
+ *
+ * Values nest without bound (a record holding a record holding a record...),
+ * so every step that recurses checks the stack depth first.
  *
  * Values that print differently hash differently (1.0 and 1.00 are different
  * numerics, as pg_dump keeps them); NULL differs from every value.
@@ -45,12 +55,18 @@
 
 #include "access/htup_details.h"
 #include "access/transam.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "pgtime.h"
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
+#include "utils/bytea.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/multirangetypes.h"
 #include "utils/rangetypes.h"
 
 #include "compat.h"
@@ -63,6 +79,7 @@
 #define ARRAY_MARK		UINT64CONST(0x082efa98ec4e6c89)
 #define ROW_MARK		UINT64CONST(0x452821e638d01377)
 #define RANGE_MARK		UINT64CONST(0xbe5466cf34e90c6c)
+#define MULTIRANGE_MARK	UINT64CONST(0xc0ac29b7c97c50dd)
 
 /* Rotate left by r bits, 0 < r < 64. */
 static inline uint64
@@ -185,6 +202,9 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 	char		typtype = get_typtype(base);
 	Oid			elemtype = get_element_type(base);
 
+	/* a type's parts are bounded by its definition, but check anyway */
+	check_stack_depth();
+
 	memset(vh, 0, sizeof(*vh));
 	vh->cxt = cxt;
 	get_typlenbyvalalign(base, &vh->typlen, &vh->typbyval, &vh->typalign);
@@ -215,9 +235,15 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 		vh->elem = MemoryContextAlloc(cxt, sizeof(BackfillValueHasher));
 		ValueHasherInit(vh->elem, vh->rangetype->rngelemtype->type_id, cxt);
 	}
+	else if (typtype == TYPTYPE_MULTIRANGE)
+	{
+		vh->mode = HASH_MULTIRANGE;
+		vh->rangetype = lookup_type_cache(base, TYPECACHE_MULTIRANGE_INFO)->rngtype;
+		vh->elem = MemoryContextAlloc(cxt, sizeof(BackfillValueHasher));
+		ValueHasherInit(vh->elem, vh->rangetype->rngelemtype->type_id, cxt);
+	}
 	else if (base >= FirstGenbkiObjectId || typtype == TYPTYPE_ENUM ||
-			 typtype == TYPTYPE_MULTIRANGE || typtype == TYPTYPE_PSEUDO ||
-			 IsOidAlias(base))
+			 typtype == TYPTYPE_PSEUDO || IsOidAlias(base))
 	{
 		Oid			outfunc;
 		bool		isvarlena;
@@ -229,6 +255,8 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 			getTypeOutputInfo(base, &outfunc, &isvarlena);
 			fmgr_info_cxt(outfunc, &vh->outfn, cxt);
 			vh->mode = HASH_OUTPUT;
+			/* an enum's label is the same under any settings */
+			vh->bysettings = (typtype != TYPTYPE_ENUM);
 		}
 	}
 	else if (vh->typbyval)
@@ -293,6 +321,7 @@ StepComposite(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum v
 	bool	   *nulls;
 	int			natts;
 
+	check_stack_depth();
 	if (vh->rowdesc == NULL || vh->rowtype != rowtype || vh->rowtypmod != rowtypmod)
 	{
 		TupleDesc	desc = lookup_rowtype_tupdesc(rowtype, rowtypmod);
@@ -343,6 +372,7 @@ StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 	int			nitems = ArrayGetNItems(ndim, ARR_DIMS(arr));
 	array_iter	it;
 
+	check_stack_depth();
 	acc = Step(acc, (uint64) ndim ^ ARRAY_MARK);
 	for (int d = 0; d < ndim; d++)
 	{
@@ -362,6 +392,21 @@ StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 	return acc;
 }
 
+/* Fold a range's flags, then its bounds that are values. */
+static uint64
+StepBounds(BackfillRowHasher *h, BackfillValueHasher *elem, uint64 acc,
+		   const RangeBound *lower, const RangeBound *upper, bool empty)
+{
+	acc = Step(acc, RANGE_MARK ^ ((uint64) empty |
+								  (uint64) lower->infinite << 1 | (uint64) lower->inclusive << 2 |
+								  (uint64) upper->infinite << 3 | (uint64) upper->inclusive << 4));
+	if (!empty && !lower->infinite)
+		acc = StepValue(h, elem, acc, lower->val);
+	if (!empty && !upper->infinite)
+		acc = StepValue(h, elem, acc, upper->val);
+	return acc;
+}
+
 /* Fold a range of a type that is not built in: its flags, then its bounds. */
 static uint64
 StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
@@ -370,15 +415,64 @@ StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 	RangeBound	upper;
 	bool		empty;
 
+	check_stack_depth();
 	range_deserialize(vh->rangetype, DatumGetRangeTypeP(value), &lower, &upper, &empty);
-	acc = Step(acc, RANGE_MARK ^ ((uint64) empty |
-								  (uint64) lower.infinite << 1 | (uint64) lower.inclusive << 2 |
-								  (uint64) upper.infinite << 3 | (uint64) upper.inclusive << 4));
-	if (!empty && !lower.infinite)
-		acc = StepValue(h, vh->elem, acc, lower.val);
-	if (!empty && !upper.infinite)
-		acc = StepValue(h, vh->elem, acc, upper.val);
+	return StepBounds(h, vh->elem, acc, &lower, &upper, empty);
+}
+
+/*
+ * Fold a multirange: its number of ranges, then each range as StepRange
+ * would (a multirange's text holds its bounds in the session's settings, and
+ * its bytes the OIDs of its types).
+ */
+static uint64
+StepMultirange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+{
+	MultirangeType *mr = DatumGetMultirangeTypeP(value);
+	uint32		count = mr->rangeCount;
+
+	check_stack_depth();
+	acc = Step(acc, MULTIRANGE_MARK ^ (uint64) count);
+	for (uint32 i = 0; i < count; i++)
+	{
+		RangeBound	lower;
+		RangeBound	upper;
+
+		multirange_get_bounds(vh->rangetype, mr, i, &lower, &upper);
+		acc = StepBounds(h, vh->elem, acc, &lower, &upper, false);
+	}
 	return acc;
+}
+
+/*
+ * Set, until the row's hash is done, the settings output functions read to
+ * those pg_dump uses (and UTC), so that text is the same in every session.
+ * Only settings that differ are set: a GUC nest level, as a function's SET
+ * clause uses, restores them (an error restores them too).
+ */
+static void
+FixOutputSettings(BackfillRowHasher *h)
+{
+	h->gucnest = NewGUCNestLevel();
+	if (DateStyle != USE_ISO_DATES)
+		(void) set_config_option("datestyle", "ISO", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	if (IntervalStyle != INTSTYLE_POSTGRES)
+		(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	if (extra_float_digits != 3)
+		(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	if (bytea_output != BYTEA_OUTPUT_HEX)
+		(void) set_config_option("bytea_output", "hex", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	if (session_timezone == NULL || strcmp(pg_get_timezone_name(session_timezone), "UTC") != 0)
+		(void) set_config_option("timezone", "UTC", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	/* reg* values print their names qualified unless in pg_catalog */
+	if (strcmp(namespace_search_path, "pg_catalog") != 0)
+		(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
 }
 
 /* The modes that allocate or recurse, kept out of the inlined fast path. */
@@ -423,6 +517,8 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum val
 			{
 				char	   *s;
 
+				if (vh->bysettings && h->gucnest == 0)
+					FixOutputSettings(h);
 				old = MemoryContextSwitchTo(h->tmpcxt);
 				s = OutputFunctionCall(&vh->outfn, value);
 				MemoryContextSwitchTo(old);
@@ -432,14 +528,17 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum val
 		case HASH_ARRAY:
 		case HASH_COMPOSITE:
 		case HASH_RANGE:
+		case HASH_MULTIRANGE:
 			old = MemoryContextSwitchTo(h->tmpcxt);
 			h->tmpdirty = true;
 			if (vh->mode == HASH_ARRAY)
 				acc = StepArray(h, vh, acc, value);
 			else if (vh->mode == HASH_COMPOSITE)
 				acc = StepComposite(h, vh, acc, value);
-			else
+			else if (vh->mode == HASH_RANGE)
 				acc = StepRange(h, vh, acc, value);
+			else
+				acc = StepMultirange(h, vh, acc, value);
 			MemoryContextSwitchTo(old);
 			return acc;
 		default:
@@ -530,6 +629,11 @@ BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 	{
 		MemoryContextReset(h->tmpcxt);
 		h->tmpdirty = false;
+		if (h->gucnest != 0)
+		{
+			AtEOXact_GUC(true, h->gucnest);
+			h->gucnest = 0;
+		}
 	}
 	a = Step(a ^ (uint64) h->ncols, b);
 	return a ^ (a >> 31);		/* high bits down, so the sum's low bits see them */

@@ -28,7 +28,8 @@ typedef enum BackfillHashMode
 	HASH_ARRAY,					/* dimensions, then element by element */
 	HASH_COMPOSITE,				/* field by field */
 	HASH_RANGE,					/* flags, then bounds */
-	HASH_OUTPUT					/* the type's text output */
+	HASH_MULTIRANGE,			/* number of ranges, then each range */
+	HASH_OUTPUT					/* the type's text output, in fixed settings */
 } BackfillHashMode;
 
 typedef struct BackfillValueHasher
@@ -39,8 +40,9 @@ typedef struct BackfillValueHasher
 	bool		typbyval;
 	char		typalign;
 	FmgrInfo	outfn;			/* HASH_OUTPUT */
-	struct BackfillValueHasher *elem;	/* HASH_ARRAY element, HASH_RANGE bound */
-	TypeCacheEntry *rangetype;	/* HASH_RANGE */
+	bool		bysettings;		/* HASH_OUTPUT: the text depends on settings */
+	struct BackfillValueHasher *elem;	/* HASH_ARRAY element, range bound */
+	TypeCacheEntry *rangetype;	/* HASH_RANGE, HASH_MULTIRANGE: the range type */
 	MemoryContext cxt;			/* where sub-hashers are made */
 	/* HASH_COMPOSITE: the row type last seen and a hasher per field */
 	Oid			rowtype;
@@ -64,6 +66,7 @@ typedef struct BackfillRowHasher
 	uint64		seed;			/* 0 unless a caller needs another hash family */
 	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
+	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
 } BackfillRowHasher;
 
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
