@@ -32,7 +32,7 @@ $node->safe_psql('postgres', q{
 	       CASE WHEN g % 100 = 0 THEN repeat(md5(g::text), 400) END
 	FROM generate_series(1, 2000) g;
 	ALTER TABLE fct ADD COLUMN added int DEFAULT 7;
-	INSERT INTO backfill_log (logged_by, operation, target, rows_before, rows_after, details)
+	INSERT INTO backfill_log_data (logged_by, operation, target, rows_before, rows_after, details)
 	VALUES ('postgres', 'replace', 'public.fct', 100, 120, '{"note": "kept by pg_dump"}');
 });
 
