@@ -140,14 +140,21 @@ COMMENT ON FUNCTION @extschema@.backfill_probe_idempotency(pg_catalog.text, pg_c
 --
 -- Record: every write of the write layers, committed with the data it describes.
 --
+-- The records, runs and tasks are stored in backfill_log_data, backfill_runs_data and
+-- backfill_tasks_data, which only their owner reads; everyone reads them through the views
+-- backfill_log, backfill_runs and backfill_tasks below.  A record or a run is tied to its
+-- table by OID (target_oid; target keeps the name for display).
+--
 
-CREATE TABLE @extschema@.backfill_log (
-	id bigserial PRIMARY KEY,
+CREATE SEQUENCE @extschema@.backfill_log_id_seq;
+CREATE TABLE @extschema@.backfill_log_data (
+	id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('@extschema@.backfill_log_id_seq'::pg_catalog.regclass),
 	logged_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	logged_by name NOT NULL,
 	xact_id xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(),
 	operation text NOT NULL,
 	target text NOT NULL,
+	target_oid pg_catalog.oid,
 	partition text,
 	run_id bigint,
 	rows_before bigint,
@@ -156,8 +163,9 @@ CREATE TABLE @extschema@.backfill_log (
 	fingerprint_after text,
 	details jsonb NOT NULL DEFAULT '{}'
 );
-COMMENT ON TABLE @extschema@.backfill_log IS
-	'Append-only record of every write made by backfill, with rows and fingerprints before and after';
+ALTER SEQUENCE @extschema@.backfill_log_id_seq OWNED BY @extschema@.backfill_log_data.id;
+COMMENT ON TABLE @extschema@.backfill_log_data IS
+	'Append-only record of every write made by backfill (read it through the view backfill_log)';
 
 CREATE FUNCTION @extschema@.backfill_log_guard()
 	RETURNS trigger
@@ -167,31 +175,44 @@ COMMENT ON FUNCTION @extschema@.backfill_log_guard() IS
 	'Trigger function keeping backfill_log append-only';
 
 CREATE TRIGGER backfill_log_append_only
-	BEFORE UPDATE OR DELETE ON @extschema@.backfill_log
+	BEFORE UPDATE OR DELETE ON @extschema@.backfill_log_data
 	FOR EACH ROW EXECUTE FUNCTION @extschema@.backfill_log_guard();
 CREATE TRIGGER backfill_log_no_truncate
-	BEFORE TRUNCATE ON @extschema@.backfill_log
+	BEFORE TRUNCATE ON @extschema@.backfill_log_data
 	FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.backfill_log_guard();
 
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_log', '');
+CREATE FUNCTION @extschema@.backfill_tie_target()
+	RETURNS trigger
+	AS 'MODULE_PATHNAME', 'backfill_tie_target'
+	LANGUAGE C;
+COMMENT ON FUNCTION @extschema@.backfill_tie_target() IS
+	'Trigger function tying a record or a run inserted from outside backfill (a restore, a manual INSERT) to its table''s OID';
+
+CREATE TRIGGER backfill_log_tie_target
+	BEFORE INSERT ON @extschema@.backfill_log_data
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.backfill_tie_target();
+
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_log_data', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_log_id_seq', '');
 
--- Readable by everyone; written only by the extension's own functions, which
--- insert as the owner of the log after checking the caller's rights.
-REVOKE ALL ON @extschema@.backfill_log FROM PUBLIC;
-GRANT SELECT ON @extschema@.backfill_log TO PUBLIC;
+-- Written only by the extension's own functions, which insert as the owner of the log after
+-- checking the caller's rights; read by everyone through the view backfill_log.
+REVOKE ALL ON @extschema@.backfill_log_data FROM PUBLIC;
 REVOKE ALL ON SEQUENCE @extschema@.backfill_log_id_seq FROM PUBLIC;
 REVOKE ALL ON FUNCTION @extschema@.backfill_log_guard() FROM PUBLIC;
+REVOKE ALL ON FUNCTION @extschema@.backfill_tie_target() FROM PUBLIC;
 
 --
 -- Runs: a range backfilled task by task, one committed transaction per task.
 --
 
-CREATE TABLE @extschema@.backfill_runs (
-	id bigserial PRIMARY KEY,
+CREATE SEQUENCE @extschema@.backfill_runs_id_seq;
+CREATE TABLE @extschema@.backfill_runs_data (
+	id bigint PRIMARY KEY DEFAULT pg_catalog.nextval('@extschema@.backfill_runs_id_seq'::pg_catalog.regclass),
 	planned_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	planned_by name NOT NULL,
 	target text NOT NULL,
+	target_oid pg_catalog.oid,
 	strategy text NOT NULL,
 	source text NOT NULL,
 	key text[],
@@ -211,11 +232,16 @@ CREATE TABLE @extschema@.backfill_runs (
 	cron_job bigint,
 	error text
 );
-COMMENT ON TABLE @extschema@.backfill_runs IS
-	'One row per planned run: the range, the pinned source and code, the options, the status';
+ALTER SEQUENCE @extschema@.backfill_runs_id_seq OWNED BY @extschema@.backfill_runs_data.id;
+COMMENT ON TABLE @extschema@.backfill_runs_data IS
+	'One row per planned run (read it through the view backfill_runs)';
 
-CREATE TABLE @extschema@.backfill_tasks (
-	run_id bigint NOT NULL REFERENCES @extschema@.backfill_runs (id),
+CREATE TRIGGER backfill_runs_tie_target
+	BEFORE INSERT ON @extschema@.backfill_runs_data
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.backfill_tie_target();
+
+CREATE TABLE @extschema@.backfill_tasks_data (
+	run_id bigint NOT NULL REFERENCES @extschema@.backfill_runs_data (id),
 	task integer NOT NULL,
 	partition text,
 	range_from text NOT NULL,
@@ -234,16 +260,103 @@ CREATE TABLE @extschema@.backfill_tasks (
 	error text,
 	PRIMARY KEY (run_id, task)
 );
-COMMENT ON TABLE @extschema@.backfill_tasks IS
-	'One row per task of a run (a partition, or a chunk of a plain table), written in the transaction of its data';
+COMMENT ON TABLE @extschema@.backfill_tasks_data IS
+	'One row per task of a run, written in the transaction of its data (read it through the view backfill_tasks)';
 
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs_data', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs_id_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_tasks', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_tasks_data', '');
 
-REVOKE ALL ON @extschema@.backfill_runs, @extschema@.backfill_tasks FROM PUBLIC;
-GRANT SELECT ON @extschema@.backfill_runs, @extschema@.backfill_tasks TO PUBLIC;
+REVOKE ALL ON @extschema@.backfill_runs_data, @extschema@.backfill_tasks_data FROM PUBLIC;
 REVOKE ALL ON SEQUENCE @extschema@.backfill_runs_id_seq FROM PUBLIC;
+
+--
+-- Who sees what.  A role sees the records, runs and tasks of the tables it may read
+-- (backfill_visible, by OID); the values computed from their rows (counts, fingerprints,
+-- samples, measures, errors) only if no row-level security hides rows of the table from it
+-- (backfill_may_see_rows, decided when read); else they read as NULL.
+--
+
+CREATE FUNCTION @extschema@.backfill_visible(target pg_catalog.oid)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_visible'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_visible(pg_catalog.oid) IS
+	'Whether the current role may see the records and runs of the table with OID target: it may read it or is a member of its owner (a table gone, or unknown: only a superuser and the log''s owner)';
+
+CREATE FUNCTION @extschema@.backfill_visible(target pg_catalog.text)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_visible_name'
+	LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_visible(pg_catalog.text) IS
+	'backfill_visible of the table that has the schema-qualified name target now';
+
+CREATE FUNCTION @extschema@.backfill_may_see_rows(target pg_catalog.oid)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_may_see_rows'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_may_see_rows(pg_catalog.oid) IS
+	'Whether the current role sees every row of the table with OID target (it has no row-level security, or the role bypasses it): then counts, fingerprints and samples over its rows are shown to it';
+
+ALTER TABLE @extschema@.backfill_log_data ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_log_visible ON @extschema@.backfill_log_data FOR SELECT
+	USING (@extschema@.backfill_visible(target_oid));
+ALTER TABLE @extschema@.backfill_runs_data ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_runs_visible ON @extschema@.backfill_runs_data FOR SELECT
+	USING (@extschema@.backfill_visible(target_oid));
+ALTER TABLE @extschema@.backfill_tasks_data ENABLE ROW LEVEL SECURITY;
+CREATE POLICY backfill_tasks_visible ON @extschema@.backfill_tasks_data FOR SELECT
+	USING (EXISTS (SELECT FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) run_id));
+
+CREATE VIEW @extschema@.backfill_log WITH (security_barrier) AS
+	SELECT l.id, l.logged_at, l.logged_by, l.xact_id, l.operation, l.target, l.target_oid, l.partition, l.run_id,
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.rows_before END AS rows_before,
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.rows_after END AS rows_after,
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.fingerprint_before END AS fingerprint_before,
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.fingerprint_after END AS fingerprint_after,
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.details END AS details
+	FROM @extschema@.backfill_log_data l
+	WHERE @extschema@.backfill_visible(l.target_oid);
+COMMENT ON VIEW @extschema@.backfill_log IS
+	'Every write made by backfill, with rows and fingerprints before and after, as the current role may see it';
+GRANT SELECT ON @extschema@.backfill_log TO PUBLIC;
+
+CREATE VIEW @extschema@.backfill_runs WITH (security_barrier) AS
+	SELECT r.id, r.planned_at, r.planned_by, r.target, r.target_oid, r.strategy, r.source, r.key,
+		r.window_column, r.window_type, r.range_from, r.range_to, r.options, r.pinned, r.dependents,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched END AS untouched,
+		r.status, r.started_at, r.finished_at,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.refreshed END AS refreshed,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched_after END AS untouched_after,
+		r.cron_job,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error
+	FROM @extschema@.backfill_runs_data r
+	WHERE @extschema@.backfill_visible(r.target_oid);
+COMMENT ON VIEW @extschema@.backfill_runs IS
+	'One row per planned run: the range, the pinned source and code, the options, the status, as the current role may see it';
+GRANT SELECT ON @extschema@.backfill_runs TO PUBLIC;
+
+CREATE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
+	SELECT t.run_id, t.task, t.partition, t.range_from, t.range_to, t.status, t.attempts,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.rows_before END AS rows_before,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.rows_after END AS rows_after,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.fingerprint_before END AS fingerprint_before,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.fingerprint_after END AS fingerprint_after,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.reconcile END AS reconcile,
+		t.log_id, t.started_at, t.finished_at, t.seconds,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.error END AS error
+	FROM @extschema@.backfill_tasks_data t
+	WHERE EXISTS (SELECT FROM @extschema@.backfill_runs_data r
+				  WHERE r.id OPERATOR(pg_catalog.=) t.run_id AND @extschema@.backfill_visible(r.target_oid));
+COMMENT ON VIEW @extschema@.backfill_tasks IS
+	'One row per task of a run (a partition, or a chunk of a plain table), as the current role may see it';
+GRANT SELECT ON @extschema@.backfill_tasks TO PUBLIC;
 
 CREATE FUNCTION @extschema@.backfill_plan(target pg_catalog.regclass, range_from pg_catalog.text, range_to pg_catalog.text,
 	source pg_catalog.text, strategy pg_catalog.text DEFAULT 'replace', key pg_catalog.text[] DEFAULT NULL,
@@ -322,24 +435,3 @@ CREATE VIEW @extschema@.backfill_progress AS
 COMMENT ON VIEW @extschema@.backfill_progress IS
 	'The progress of every run';
 GRANT SELECT ON @extschema@.backfill_progress TO PUBLIC;
-
---
--- Who sees what: a role sees the records, runs and tasks of the tables it may read.
---
-
-CREATE FUNCTION @extschema@.backfill_visible(target pg_catalog.text)
-	RETURNS pg_catalog.bool
-	AS 'MODULE_PATHNAME', 'backfill_visible'
-	LANGUAGE C STABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION @extschema@.backfill_visible(pg_catalog.text) IS
-	'Whether the current role may read table target, or is a member of its owner (the row-level security of the log and the runs)';
-
-ALTER TABLE @extschema@.backfill_log ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_log_visible ON @extschema@.backfill_log FOR SELECT
-	USING (@extschema@.backfill_visible(target));
-ALTER TABLE @extschema@.backfill_runs ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_runs_visible ON @extschema@.backfill_runs FOR SELECT
-	USING (@extschema@.backfill_visible(target));
-ALTER TABLE @extschema@.backfill_tasks ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_tasks_visible ON @extschema@.backfill_tasks FOR SELECT
-	USING (EXISTS (SELECT FROM @extschema@.backfill_runs r WHERE r.id OPERATOR(pg_catalog.=) run_id));

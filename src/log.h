@@ -31,5 +31,7 @@ extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
 extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
 									const char *partition, const BackfillFingerprint *before,
 									const BackfillFingerprint *after, const char *details);
+extern bool BackfillRecordVisible(Oid extschema, Oid relid);
+extern bool BackfillMaySeeRows(Oid relid);
 
 #endif							/* BACKFILL_LOG_H */

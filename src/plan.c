@@ -796,10 +796,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 	/* the run and its tasks, written as the owner of the state tables */
 	{
 		const char *schema = quote_identifier(get_namespace_name(extschema));
-		Oid			types[13] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID,
-		TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID};
-		Datum		values[13];
-		char		nulls[13];
+		Oid			types[14] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID,
+		TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID, OIDOID};
+		Datum		values[14];
+		char		nulls[14];
 		int			rc;
 		bool		isnull;
 
@@ -820,13 +820,14 @@ backfill_plan(PG_FUNCTION_ARGS)
 		values[10] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pinned));
 		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(dependents));
 		values[12] = DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched.data));
+		values[13] = ObjectIdGetDatum(relid);
 		rc = BackfillStateExec(extschema,
-							   psprintf("INSERT INTO %s.backfill_runs (planned_by, target, strategy, source, key,"
+							   psprintf("INSERT INTO %s.backfill_runs_data (planned_by, target, strategy, source, key,"
 										" window_column, window_type, range_from, range_to, options, pinned,"
-										" dependents, untouched, status)"
-										" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'planned')"
+										" dependents, untouched, status, target_oid)"
+										" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'planned', $14)"
 										" RETURNING id", schema),
-							   13, types, values, nulls, 1);
+							   14, types, values, nulls, 1);
 		if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
 			elog(ERROR, "could not write to backfill_runs: %s", SPI_result_code_string(rc));
 		runid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -847,7 +848,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 			tvalues[3] = CStringGetTextDatum(t->lo);
 			tvalues[4] = CStringGetTextDatum(t->hi);
 			rc = BackfillStateExec(extschema,
-								   psprintf("INSERT INTO %s.backfill_tasks (run_id, task, partition, range_from, range_to)"
+								   psprintf("INSERT INTO %s.backfill_tasks_data (run_id, task, partition, range_from, range_to)"
 											" VALUES ($1, $2, $3, $4, $5)", schema),
 								   5, ttypes, tvalues, tnulls, 0);
 			if (rc != SPI_OK_INSERT)

@@ -41,6 +41,7 @@
 #include "fingerprint.h"
 #include "log.h"
 #include "relation.h"
+#include "run.h"
 #include "spi_util.h"
 #include "staging.h"
 #include "swap.h"
@@ -352,6 +353,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	char	   *archivename;
 	Oid			partoid;
 	Oid			archive;
+	Oid			targetoid = InvalidOid;
 	BackfillPart bp;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
@@ -373,14 +375,22 @@ backfill_undo(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	rc = SPI_execute_with_args(
-		psprintf("SELECT operation, partition, fingerprint_after, details OPERATOR(pg_catalog.->>) 'archived_as'"
-				 " FROM %s.backfill_log WHERE id OPERATOR(pg_catalog.=) $1",
-				 quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)))),
-		1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(logid)}, NULL, false, 1);
+	/* read as the log's owner; the record must be one the caller sees, by its table's OID */
+	rc = BackfillStateExec(BackfillExtensionSchema(fcinfo),
+						   psprintf("SELECT operation, partition, fingerprint_after, details OPERATOR(pg_catalog.->>) 'archived_as',"
+									" target_oid FROM %s.backfill_log_data WHERE id OPERATOR(pg_catalog.=) $1",
+									quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)))),
+						   1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(logid)}, NULL, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_log");
-	if (SPI_processed == 0)
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull);
+
+		targetoid = isnull ? InvalidOid : DatumGetObjectId(d);
+	}
+	if (SPI_processed == 0 || !BackfillRecordVisible(BackfillExtensionSchema(fcinfo), targetoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("log_id " INT64_FORMAT " is not a record of backfill_log", logid)));
@@ -417,6 +427,14 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("cannot undo record " INT64_FORMAT ": partition %s no longer exists",
 						logid, partname)));
 
+	/* a table that took the partition's name is not the record's */
+	if (!get_rel_relispartition(partoid) ||
+		!list_member_oid(get_partition_ancestors(partoid), targetoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": %s is no longer a partition of the table it recorded",
+						logid, partname)));
+
 	BackfillLockPart(partoid, "the partition of the record", &bp);
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
 		ereport(ERROR,
@@ -424,6 +442,11 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("must be owner of table %s to swap it back in", archivename),
 				 errhint("%s", BackfillOwnerHint(archive))));
 	LockRelationOid(archive, AccessExclusiveLock);
+
+	nest = BackfillPinSearchPath();
+	BackfillDescribeBound(&bp);
+	BackfillRefuseReferencedPartition(&bp);
+	BackfillUnpinSearchPath(nest);
 
 	/* the partition must still hold exactly what the replacement wrote */
 	BackfillFingerprintRel(bp.part, NULL, false, &before);
@@ -436,8 +459,6 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errhint("Undoing now would lose the later changes.")));
 
 	nest = BackfillPinSearchPath();
-	BackfillDescribeBound(&bp);
-	BackfillRefuseReferencedPartition(&bp);
 	/* the archive proves the bound by a valid constraint, checked now, off the parent's lock */
 	BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT backfill_partition_bound CHECK (%s)",
 						  BackfillQualifiedName(archive), bp.constraintdef));

@@ -28,6 +28,7 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/partition.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -144,10 +145,11 @@ ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
 	HeapTuple	tup;
 	TupleDesc	desc;
 
-	rc = SPI_execute_with_args(psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
-										" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-										BackfillExtName(run->extschema, "backfill_log")),
-							   1, types, values, NULL, false, 1);
+	rc = BackfillStateExec(run->extschema,
+						   psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
+									" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+									BackfillExtName(run->extschema, "backfill_log_data")),
+						   1, types, values, NULL, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read record " INT64_FORMAT " of backfill_log", logid);
 	tup = SPI_tuptable->vals[0];
@@ -453,7 +455,7 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
 									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
 									  " WHERE run_id = $1 AND task = $2",
-									  BackfillExtName(run->extschema, "backfill_tasks")),
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
 							 11, types, values, nulls, 0);
 }
 
@@ -490,7 +492,7 @@ ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 									  " WHERE run_id = $1 AND task <> ALL ($3)"
 									  "   AND (status = 'pending' OR (status = 'failed' AND attempts < $2))"
 									  " ORDER BY task LIMIT 1 FOR UPDATE SKIP LOCKED",
-									  BackfillExtName(run->extschema, "backfill_tasks")),
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
 							 3, types, values, NULL, 0);
 	if (SPI_processed == 0)
 		return false;
@@ -559,10 +561,12 @@ ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, TimestampTz c
 	double		per_task;
 	const char *name = task->partition ? task->partition : psprintf("[%s, %s)", task->range_from, task->range_to);
 
-	rc = SPI_execute(psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done'),"
-							  " pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending')"
-							  " FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
-							  BackfillExtName(run->extschema, "backfill_tasks"), run->id), true, 1);
+	rc = BackfillStateExec(run->extschema,
+						   psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done'),"
+									" pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending')"
+									" FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
+									BackfillExtName(run->extschema, "backfill_tasks_data"), run->id),
+						   0, NULL, NULL, NULL, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_tasks");
 	tup = SPI_tuptable->vals[0];
@@ -703,7 +707,7 @@ CheckUntouched(BackfillRun *run, int *changed)
 
 			(void) BackfillStateExec(run->extschema,
 									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
-											  " ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log")),
+											  " ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log_data")),
 									 2, t2, v2, NULL, 1);
 			if (SPI_processed == 1)
 				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
@@ -772,7 +776,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 									  " count(*) FILTER (WHERE status = 'failed'),"
 									  " string_agg(format('task %%s (%%s): %%s', task, coalesce(partition, range_from), error), '; '"
 									  "   ORDER BY task) FILTER (WHERE status = 'failed')"
-									  " FROM %s WHERE run_id = $1", BackfillExtName(run->extschema, "backfill_tasks")),
+									  " FROM %s WHERE run_id = $1", BackfillExtName(run->extschema, "backfill_tasks_data")),
 							 3, t3, v3, NULL, 0);
 	tup = SPI_tuptable->vals[0];
 	desc = SPI_tuptable->tupdesc;
@@ -813,7 +817,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 		n3[2] = untouched ? ' ' : 'n';
 		(void) BackfillStateExec(run->extschema,
 								 psprintf("UPDATE %s SET refreshed = $2, untouched_after = $3 WHERE id = $1",
-										  BackfillExtName(run->extschema, "backfill_runs")),
+										  BackfillExtName(run->extschema, "backfill_runs_data")),
 								 3, t3, v3, n3, 0);
 		if (!ok)
 		{
@@ -1141,6 +1145,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 	bool		reconciled = true;
 	Datum		values[15];
 	bool		nulls[15] = {false};
+	volatile bool shown = false;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -1169,12 +1174,13 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		HeapTuple	tup;
 		TupleDesc	desc;
 
-		if (SPI_execute_with_args(psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
-										   " WHERE run_id OPERATOR(pg_catalog.=) $1"
-										   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
-										   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
-										   BackfillExtName(run.extschema, "backfill_tasks")),
-								  2, types, v, n, true, 1) != SPI_OK_SELECT)
+		if (BackfillStateExec(run.extschema,
+							  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+									   " WHERE run_id OPERATOR(pg_catalog.=) $1"
+									   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
+									   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
+									   BackfillExtName(run.extschema, "backfill_tasks_data")),
+							  2, types, v, n, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read backfill_tasks");
 		if (SPI_processed == 0)
 			ereport(ERROR,
@@ -1200,13 +1206,22 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		Oid			relid = TaskRelation(&run, &task);
 
 		ApplySettings(&run);
+
+		/*
+		 * What the dry run computes over the rows is shown only to a role
+		 * that sees them all: the partition is read directly, outside its
+		 * parents' policies, and the log would show the task's record only
+		 * so too.
+		 */
+		shown = BackfillMaySeeRows(relid);
 		if (task.partition && strcmp(run.strategy, "replace") == 0)
 		{
 			BackfillPart bp;
 			char	   *stagename;
 
-			/* as the task would fill its copy, without the swap */
+			/* as the task would fill its copy, without the swap, refusing what it refuses */
 			BackfillLockPart(relid, "task", &bp);
+			BackfillRefuseReferencedPartition(&bp);
 			stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run.opts.allow_empty,
 															&before, &after));
 			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
@@ -1265,6 +1280,9 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 	nulls[12] = reconcile == NULL;
 	values[13] = BoolGetDatum(reconciled);
 	values[14] = Float8GetDatum((double) (GetCurrentTimestamp() - start) / 1000000.0);
+	if (!shown)
+		for (int c = 4; c <= 13; c++)
+			nulls[c] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	SPI_finish();
 	return (Datum) 0;

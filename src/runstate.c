@@ -4,12 +4,15 @@
  *		The state of runs: options, status changes, pinned code, pg_cron jobs,
  *		progress.
  *
- * backfill_runs and backfill_tasks are readable by everyone and written only
- * as their owner (the extension's owner), in a restricted security context
- * with search_path pinned, after the caller's right over the run's target has
- * been checked here: only a member of the role owning the target may plan,
- * run, pause, resume, cancel, retry or schedule a run on it.  The target is
- * found again by name at every step, so a run survives dump and restore.
+ * backfill_runs_data and backfill_tasks_data are read and written only as
+ * their owner (the extension's owner), in a restricted security context with
+ * search_path pinned, after the caller's right over the run's target has been
+ * checked here: only a member of the role owning the target may plan, run,
+ * pause, resume, cancel, retry or schedule a run on it.  Everyone reads them
+ * through the views backfill_runs and backfill_tasks (see log.c).  A run is
+ * tied to its target by OID: renamed, the table keeps its runs, and a table
+ * created under the freed name gets none of them.  A restore ties a run to
+ * the table its stored name resolves to (backfill_tie_target).
  *
  * Status: planned -> running -> done; running <-> paused; running -> failed
  * (a task failed with on_error stop, or tasks failed for good); running ->
@@ -36,6 +39,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "relation.h"
@@ -48,7 +52,7 @@ int
 BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 				  Datum *values, const char *nulls, long tcount)
 {
-	Oid			runs = get_relname_relid("backfill_runs", extschema);
+	Oid			runs = get_relname_relid("backfill_runs_data", extschema);
 	Oid			saved_userid;
 	int			saved_sec;
 	int			nest;
@@ -369,8 +373,8 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 						   psprintf("SELECT target, strategy, source, key, window_column,"
 									" window_type, range_from, range_to, options::text,"
 									" pinned::text, dependents::text, untouched::text, status, cron_job,"
-									" planned_by::text FROM %s WHERE id = $1%s",
-									BackfillExtName(extschema, "backfill_runs"), lock ? " FOR UPDATE" : ""),
+									" planned_by::text, target_oid FROM %s WHERE id = $1%s",
+									BackfillExtName(extschema, "backfill_runs_data"), lock ? " FOR UPDATE" : ""),
 						   1, types, values, NULL, 1);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
@@ -403,8 +407,17 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 			run->key = BackfillColumnList(DatumGetArrayTypeP(key), "key");
 	}
 
-	run->targetoid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(run->target)),
-									  NoLock, true);
+	/* the run's table is the one it was planned on, whatever its name now */
+	{
+		bool		isnull;
+		Datum		oid = SPI_getbinval(tup, desc, 16, &isnull);
+
+		run->targetoid = isnull ? InvalidOid : DatumGetObjectId(oid);
+		if (OidIsValid(run->targetoid) && !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(run->targetoid)))
+			run->targetoid = InvalidOid;
+		if (OidIsValid(run->targetoid))
+			run->target = BackfillQualifiedName(run->targetoid);
+	}
 	run->partitioned = OidIsValid(run->targetoid) &&
 		get_rel_relkind(run->targetoid) == RELKIND_PARTITIONED_TABLE;
 	/* options were checked at plan time; read them under the names they were checked with */
@@ -459,7 +472,7 @@ BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
 							 psprintf("UPDATE %s SET status = $2, error = $3,"
 									  " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,"
 									  " finished_at = CASE WHEN $2 IN ('done', 'failed', 'blocked', 'cancelled') THEN now() END"
-									  " WHERE id = $1", BackfillExtName(run->extschema, "backfill_runs")),
+									  " WHERE id = $1", BackfillExtName(run->extschema, "backfill_runs_data")),
 							 3, types, values, nulls, 0);
 	run->status = pstrdup(status);
 }
@@ -530,7 +543,7 @@ BackfillRunUnschedule(BackfillRun *run)
 	}
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET cron_job = NULL WHERE id = $1",
-									  BackfillExtName(run->extschema, "backfill_runs")),
+									  BackfillExtName(run->extschema, "backfill_runs_data")),
 							 1, types, values, NULL, 0);
 	run->cron_job = 0;
 }
@@ -731,7 +744,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 	rc = BackfillStateExec(run.extschema,
 						   psprintf("UPDATE %s SET status = 'pending', attempts = 0, error = NULL"
 									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed')",
-									BackfillExtName(run.extschema, "backfill_tasks")),
+									BackfillExtName(run.extschema, "backfill_tasks_data")),
 						   2, types, values, NULL, 0);
 	if (rc != SPI_OK_UPDATE)
 		elog(ERROR, "could not update backfill_tasks");
@@ -829,7 +842,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 		(void) BackfillStateExec(run.extschema,
 								 psprintf("UPDATE %s SET cron_job = $2 WHERE id = $1",
-										  BackfillExtName(run.extschema, "backfill_runs")),
+										  BackfillExtName(run.extschema, "backfill_runs_data")),
 								 2, t2, v2, NULL, 0);
 	}
 	SPI_finish();
@@ -889,7 +902,8 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		" count(t.task) FILTER (WHERE t.status = 'done'),"
 		" count(t.task) FILTER (WHERE t.status = 'failed'),"
 		" count(t.task) FILTER (WHERE t.status = 'pending'),"
-		" coalesce(sum(t.rows_after) FILTER (WHERE t.status = 'done'), 0)::bigint,"
+		" CASE WHEN %s.backfill_may_see_rows(r.target_oid)"
+		"   THEN coalesce(sum(t.rows_after) FILTER (WHERE t.status = 'done'), 0)::bigint END,"
 		" r.started_at, coalesce(r.finished_at, CASE WHEN r.started_at IS NOT NULL THEN clock_timestamp() END)"
 		"   - r.started_at,"
 		" CASE WHEN r.status IN ('planned', 'running', 'paused')"
@@ -899,10 +913,14 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		"     / count(t.task) FILTER (WHERE t.status = 'done')"
 		" END,"
 		" r.refreshed,"
-		" (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
-		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb),"
+		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN"
+		"  (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
+		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb) END,"
 		" r.error, %s"
-		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id GROUP BY r.id ORDER BY r.id",
+		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id"
+		" GROUP BY r.id, r.target, r.target_oid, r.strategy, r.status, r.started_at, r.finished_at,"
+		"   r.options, r.refreshed, r.untouched_after, r.error, r.cron_job ORDER BY r.id",
+		quote_identifier(get_namespace_name(extschema)), quote_identifier(get_namespace_name(extschema)),
 		CronLastRunColumns(),
 		BackfillExtName(extschema, "backfill_runs"), BackfillExtName(extschema, "backfill_tasks")), true, 0);
 	BackfillUnpinSearchPath(nest);

@@ -10,7 +10,7 @@
 -- 3. The owner of backfill_log (here the superuser) cannot update, delete or truncate it.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(52);
+SELECT plan(54);
 
 -- ============================================================ hostile objects
 CREATE TABLE sec_u (id int, grp int, flag boolean, amount numeric(10,2), label text);
@@ -165,10 +165,6 @@ CREATE ROLE regress_reader;
 CREATE TABLE sec_secret (id int, v text);
 INSERT INTO sec_secret VALUES (1, 'secret');
 REVOKE ALL ON sec_secret FROM PUBLIC;
-INSERT INTO backfill_log (logged_by, operation, target) VALUES (current_user, 'regress', 'public.sec_u'),
-	(current_user, 'regress', 'public.sec_secret'), (current_user, 'regress', 'public.sec_rls_visible');
-CREATE TEMP TABLE log_before AS SELECT (backfill_fingerprint('backfill_log'))::text AS fp;
-GRANT SELECT ON log_before TO regress_reader;
 
 -- row security: the reader sees the rows of group 1 only
 CREATE TABLE sec_rls AS SELECT * FROM sec_u;
@@ -178,15 +174,24 @@ GRANT SELECT ON sec_rls TO regress_reader;
 CREATE TABLE sec_rls_visible AS SELECT * FROM sec_u WHERE grp = 1;
 GRANT SELECT ON sec_rls_visible TO regress_reader;
 
+INSERT INTO backfill_log (logged_by, operation, target) VALUES (current_user, 'regress', 'public.sec_u'),
+	(current_user, 'regress', 'public.sec_secret'), (current_user, 'regress', 'public.sec_rls_visible');
+CREATE TEMP TABLE log_before AS SELECT (backfill_fingerprint('backfill_log_data'))::text AS fp;
+GRANT SELECT ON log_before TO regress_reader;
+
 SET ROLE regress_reader;
 SELECT throws_ok($$INSERT INTO backfill_log (logged_by, operation, target) VALUES ('regress_reader', 'forged', 'public.sec_u')$$,
-                 '42501', 'permission denied for table backfill_log', 'reader: INSERT into backfill_log refused');
+                 '42501', 'permission denied for view backfill_log', 'reader: INSERT into backfill_log refused');
+SELECT throws_ok($$INSERT INTO backfill_log_data (logged_by, operation, target) VALUES ('regress_reader', 'forged', 'public.sec_u')$$,
+                 '42501', 'permission denied for table backfill_log_data', 'reader: INSERT into backfill_log_data refused');
 SELECT throws_ok($$UPDATE backfill_log SET target = 'x'$$,
-                 '42501', 'permission denied for table backfill_log', 'reader: UPDATE of backfill_log refused');
+                 '42501', 'permission denied for view backfill_log', 'reader: UPDATE of backfill_log refused');
 SELECT throws_ok($$DELETE FROM backfill_log$$,
-                 '42501', 'permission denied for table backfill_log', 'reader: DELETE from backfill_log refused');
-SELECT throws_ok($$TRUNCATE backfill_log$$,
-                 '42501', 'permission denied for table backfill_log', 'reader: TRUNCATE of backfill_log refused');
+                 '42501', 'permission denied for view backfill_log', 'reader: DELETE from backfill_log refused');
+SELECT throws_ok($$TRUNCATE backfill_log_data$$,
+                 '42501', 'permission denied for table backfill_log_data', 'reader: TRUNCATE of backfill_log_data refused');
+SELECT throws_ok($$SELECT * FROM backfill_log_data$$,
+                 '42501', 'permission denied for table backfill_log_data', 'reader: the table under backfill_log cannot be read directly');
 SELECT throws_ok($$SELECT nextval('backfill_log_id_seq')$$,
                  '42501', NULL, 'reader: the log''s sequence cannot be advanced');
 SELECT throws_ok($$SELECT backfill_log_guard()$$,
@@ -208,27 +213,27 @@ SELECT is((backfill_fingerprint('sec_rls'))::text, (backfill_fingerprint('sec_rl
 SELECT is(backfill_assert_unique('sec_rls', '{id}'), 100::bigint,
           'reader: assert_unique checks only the rows row security lets it see');
 RESET ROLE;
-SELECT is((backfill_fingerprint('backfill_log'))::text, (SELECT fp FROM log_before),
+SELECT is((backfill_fingerprint('backfill_log_data'))::text, (SELECT fp FROM log_before),
           'backfill_log unchanged by the reader''s attempts');
 
 -- ============================================================ append-only, for the owner too
-SELECT is((SELECT tableowner::text FROM pg_tables WHERE schemaname = 'public' AND tablename = 'backfill_log'),
-          current_user::text, 'premise: the current (super)user owns backfill_log');
+SELECT is((SELECT tableowner::text FROM pg_tables WHERE schemaname = 'public' AND tablename = 'backfill_log_data'),
+          current_user::text, 'premise: the current (super)user owns backfill_log_data');
 SELECT throws_ok($$UPDATE backfill_log SET target = 'forged' WHERE operation = 'regress'$$,
                  '42501', 'backfill_log is append-only: its rows cannot be updated', 'owner: UPDATE refused');
 SELECT throws_ok($$DELETE FROM backfill_log WHERE operation = 'regress'$$,
                  '42501', 'backfill_log is append-only: its rows cannot be deleted', 'owner: DELETE refused');
-SELECT throws_ok($$TRUNCATE backfill_log$$,
+SELECT throws_ok($$TRUNCATE backfill_log_data$$,
                  '42501', 'backfill_log is append-only: it cannot be truncated', 'owner: TRUNCATE refused');
-SELECT throws_ok($$INSERT INTO backfill_log (id, logged_by, operation, target)
-                   SELECT id, logged_by, operation, 'forged' FROM backfill_log WHERE operation = 'regress'
+SELECT throws_ok($$INSERT INTO backfill_log_data (id, logged_by, operation, target)
+                   SELECT id, logged_by, operation, 'forged' FROM backfill_log_data WHERE operation = 'regress'
                    ON CONFLICT (id) DO UPDATE SET target = excluded.target$$,
                  '42501', 'backfill_log is append-only: its rows cannot be updated', 'owner: INSERT ... ON CONFLICT DO UPDATE refused');
-SELECT throws_ok($$MERGE INTO backfill_log l USING (SELECT 1) s ON l.operation = 'regress' WHEN MATCHED THEN DELETE$$,
+SELECT throws_ok($$MERGE INTO backfill_log_data l USING (SELECT 1) s ON l.operation = 'regress' WHEN MATCHED THEN DELETE$$,
                  '42501', 'backfill_log is append-only: its rows cannot be deleted', 'owner: MERGE ... DELETE refused');
-SELECT throws_ok($$WITH gone AS (DELETE FROM backfill_log RETURNING 1) SELECT count(*) FROM gone$$,
+SELECT throws_ok($$WITH gone AS (DELETE FROM backfill_log_data RETURNING 1) SELECT count(*) FROM gone$$,
                  '42501', 'backfill_log is append-only: its rows cannot be deleted', 'owner: DELETE in a WITH refused');
-SELECT is((backfill_fingerprint('backfill_log'))::text, (SELECT fp FROM log_before),
+SELECT is((backfill_fingerprint('backfill_log_data'))::text, (SELECT fp FROM log_before),
           'backfill_log unchanged by the owner''s attempts');
 SELECT throws_ok($$SELECT backfill_log_guard()$$,
                  '39P01', 'backfill_log_guard must be called as a trigger', 'the guard refuses to run outside a trigger');
