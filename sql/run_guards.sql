@@ -33,3 +33,19 @@ SELECT task, partition, status, error FROM backfill_tasks WHERE run_id = :run OR
 SELECT (SELECT sum(v) FROM rg_0312) = v AS detached_table_unchanged FROM rg_sums;
 -- the partition still planned was
 SELECT sum(v) = (SELECT sum(v) FROM rg_src WHERE day = '2026-03-11') AS planned_partition_merged FROM rg_0311;
+
+-- The time left is measured, pauses included: after one task of three with a pause of
+-- 200 ms after each, the estimate is at least the two pauses still to come.
+CREATE TABLE rg_eta (id int NOT NULL, day date NOT NULL, v int) PARTITION BY RANGE (day);
+CREATE TABLE rg_eta_0311 PARTITION OF rg_eta FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+CREATE TABLE rg_eta_0312 PARTITION OF rg_eta FOR VALUES FROM ('2026-03-12') TO ('2026-03-13');
+CREATE TABLE rg_eta_0313 PARTITION OF rg_eta FOR VALUES FROM ('2026-03-13') TO ('2026-03-14');
+INSERT INTO rg_eta SELECT * FROM rg_src WHERE day < '2026-03-14';
+SELECT backfill_plan('rg_eta', '2026-03-11', '2026-03-14', $$SELECT * FROM rg_src WHERE day >= $1 AND day < $2$$,
+	options => '{"pause_ms": 200}') AS eta_run \gset
+SET client_min_messages = warning;
+CALL backfill_run(:eta_run, 1);
+RESET client_min_messages;
+SELECT tasks_done, tasks_pending, estimated_left >= interval '400 ms' AS counts_the_pauses
+FROM backfill_progress WHERE run_id = :eta_run;
+SELECT backfill_cancel(:eta_run);

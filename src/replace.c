@@ -321,6 +321,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
 	BackfillLockPart(PG_GETARG_OID(0), "part", &bp);
+	BackfillCheckOwnerMayCreate(&bp);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

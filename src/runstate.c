@@ -501,6 +501,34 @@ CronSchema(void)
 }
 
 /*
+ * Whether pg_cron job run->cron_job is the one backfill_schedule made for
+ * this run: its name, its command (one CALL of backfill_run on this run) and
+ * its database.  A job id alone may name another job after a restore into a
+ * database whose pg_cron already had jobs.
+ */
+static bool
+CronJobIsOurs(const char *cron, BackfillRun *run)
+{
+	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
+	Datum		values[3];
+	int			rc;
+
+	values[0] = Int64GetDatum(run->cron_job);
+	values[1] = CStringGetTextDatum(psprintf("backfill_run_" INT64_FORMAT, run->id));
+	values[2] = CStringGetTextDatum(psprintf("CALL %s.backfill_run(" INT64_FORMAT ", ",
+											 quote_identifier(get_namespace_name(run->extschema)), run->id));
+	rc = SPI_execute_with_args(psprintf("SELECT 1 FROM %s.job WHERE jobid OPERATOR(pg_catalog.=) $1"
+										" AND jobname OPERATOR(pg_catalog.=) $2"
+										" AND pg_catalog.starts_with(command, $3)"
+										" AND database OPERATOR(pg_catalog.=) pg_catalog.current_database()",
+										quote_identifier(cron)),
+							   3, types, values, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_cron's jobs");
+	return SPI_processed == 1;
+}
+
+/*
  * Remove the pg_cron job of a run, if it has one.  A job that is gone
  * already, or that this role may not remove, is reported and forgotten.
  */
@@ -516,6 +544,15 @@ BackfillRunUnschedule(BackfillRun *run)
 	if (run->cron_job == 0)
 		return;
 	cron = CronSchema();
+	if (cron && !CronJobIsOurs(cron, run))
+	{
+		ereport(WARNING,
+				(errmsg("pg_cron job " INT64_FORMAT " is not the job of run " INT64_FORMAT ": left alone",
+						run->cron_job, run->id),
+				 errdetail("Its name, command or database is not the one backfill_schedule gave it"
+						   " (after a restore, job ids may belong to other jobs).")));
+		cron = NULL;
+	}
 	if (cron)
 	{
 		BeginInternalSubTransaction(NULL);

@@ -227,6 +227,31 @@ DetachPending(Oid relid)
 }
 
 /*
+ * The new partition is built beside the old one and given to the table's
+ * owner: when a member of that role replaces it, ALTER OWNER needs the owner
+ * to have CREATE on the schema.  Said up front, naming the role.
+ */
+void
+BackfillCheckOwnerMayCreate(BackfillPart *bp)
+{
+	Oid			owner = BackfillRelOwner(bp->part);
+	Oid			nsp = get_rel_namespace(bp->part);
+
+	if (owner != GetUserId() && !superuser() &&
+		BackfillSchemaAclCheck(nsp, owner, ACL_CREATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role %s, the owner of partition %s, must have CREATE on schema %s for a member of it to replace the partition",
+						quote_identifier(GetUserNameFromId(owner, false)), bp->qualname,
+						quote_identifier(get_namespace_name(nsp))),
+				 errdetail("The new partition is built beside the old one, then given to the owner of the old one."),
+				 errhint("GRANT CREATE ON SCHEMA %s TO %s, or replace it as %s.",
+						 quote_identifier(get_namespace_name(nsp)),
+						 quote_identifier(GetUserNameFromId(owner, false)),
+						 quote_identifier(GetUserNameFromId(owner, false)))));
+}
+
+/*
  * Check that relid is a leaf partition of a RANGE (one-column key) or LIST
  * partitioned table that the current user owns, and describe it.  Takes no
  * lock: the caller locks the partition and calls again to be sure.
@@ -291,16 +316,7 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s to replace its partitions", bp->qualparent),
 				 errhint("%s", BackfillOwnerHint(bp->parent))));
-	/* the new partition is built beside the old one, in its schema */
-	if (BackfillSchemaAclCheck(get_rel_namespace(relid), GetUserId(), ACL_CREATE) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must have CREATE on schema %s to replace partition %s",
-						quote_identifier(get_namespace_name(get_rel_namespace(relid))), bp->qualname),
-				 errdetail("The new rows are built into a new table beside the partition, then swapped in."),
-				 errhint("GRANT CREATE ON SCHEMA %s TO %s.",
-						 quote_identifier(get_namespace_name(get_rel_namespace(relid))),
-						 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+
 
 	if (spec->is_default)
 		ereport(ERROR,

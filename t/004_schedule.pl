@@ -170,6 +170,24 @@ SKIP:
 }
 is($node->safe_psql('postgres', "SELECT backfill_cancel($run_p)"), 'cancelled', 'that run is cancelled');
 
+# A run whose job id names another job (as after a restore into a database whose pg_cron had
+# jobs of its own): pausing the run leaves that job alone, and says so.
+{
+	my $other = $node->safe_psql('postgres', q{SELECT cron.schedule('nightly-report', '0 3 * * *', 'SELECT 1')});
+	my $run_r = plan_run('postgres', 'fct_p');
+	$node->safe_psql('postgres', "UPDATE backfill_runs_data SET cron_job = $other WHERE id = $run_r");
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT backfill_pause($run_r)");
+	is($out, 'paused', 'a run whose job id is another job\'s is paused');
+	like($err, qr/WARNING:  pg_cron job $other is not the job of run $run_r: left alone/,
+		'with a warning that the job is not its own');
+	is($node->safe_psql('postgres', "SELECT jobname FROM cron.job WHERE jobid = $other"),
+		'nightly-report', 'the other job is still scheduled');
+	is($node->safe_psql('postgres', "SELECT cron_job IS NULL FROM backfill_runs WHERE id = $run_r"),
+		't', 'and the run no longer names it');
+	$node->safe_psql('postgres', "SELECT cron.unschedule($other)");
+	$node->safe_psql('postgres', "SELECT backfill_cancel($run_r)");
+}
+
 # The reference: a twin backfilled by hand.
 make_fct('postgres', 'fct');
 make_fct('postgres', 'fct_twin');

@@ -97,8 +97,8 @@ SELECT is(pg_temp.err($$SELECT backfill_plan('fct', '2026-03-15', '2026-03-17', 
 	'plan: the same hint');
 SELECT is(pg_temp.err($$SELECT * FROM backfill_replace_partition('fct_0315', 'SELECT * FROM src WHERE day >= $1 AND day < $2')$$,
 		'regress_msg_member'),
-	'42501 | must have CREATE on schema public to replace partition public.fct_0315 | GRANT CREATE ON SCHEMA public TO regress_msg_member.',
-	'replace: a role that may not create tables in the partition''s schema is told so, up front');
+	'42501 | role regress_msg_owner, the owner of partition public.fct_0315, must have CREATE on schema public for a member of it to replace the partition | GRANT CREATE ON SCHEMA public TO regress_msg_owner, or replace it as regress_msg_owner.',
+	'replace: a member whose owner role may not create tables in the partition''s schema is told so, up front');
 GRANT CREATE ON SCHEMA public TO regress_msg_owner;
 SELECT is(pg_temp.err($$SELECT * FROM backfill_replace_partition('fct_0315', 'SELECT * FROM src WHERE day >= $1 AND day < $2')$$,
 		'regress_msg_member'), 'no error',
