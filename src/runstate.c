@@ -147,21 +147,10 @@ AppendJsonString(StringInfo buf, const char *key, const char *value)
 		appendStringInfoString(buf, "null");
 }
 
-/*
- * Read a run's options from jsonb text, checking every key and value, and
- * fill in the defaults.  Must be called inside SPI.
- */
-void
-BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts)
+/* The defaults of a run's options. */
+static void
+RunOptionDefaults(BackfillRunOptions *opts)
 {
-	Oid			types[1] = {JSONBOID};
-	Datum		values[1];
-	int			rc;
-	uint64		n;
-	SPITupleTable *tt;
-	StringInfoData buf;
-	ListCell   *lc;
-
 	memset(opts, 0, sizeof(*opts));
 	opts->max_workers = 1;
 	opts->max_attempts = 3;
@@ -170,142 +159,137 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 	opts->lock_timeout_ms = 1000;
 	opts->reconcile_tolerance = "0";
 	opts->search_path = pstrdup(namespace_search_path);
+}
 
-	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
-	rc = SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read options");
-	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
+/* options.reconcile: an array of measure expressions. */
+static List *
+ReconcileOption(const char *jtype, const char *shown)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		v[1];
+	uint64		m;
+	SPITupleTable *et;
+	List	   *measures = NIL;
+
+	if (strcmp(jtype, "array") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options must be a JSON object, not %s", json),
-				 errhint("Pass for example '{\"max_workers\": 2}'.")));
-	rc = SPI_execute_with_args("SELECT key, pg_catalog.jsonb_typeof(value), value OPERATOR(pg_catalog.#>>) '{}',"
-							   " value::pg_catalog.text FROM pg_catalog.jsonb_each($1) ORDER BY key",
-							   1, types, values, NULL, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read options");
-	n = SPI_processed;
-	tt = SPI_tuptable;
-	for (uint64 i = 0; i < n; i++)
+				 errmsg("options.reconcile must be an array of measures, not %s", shown),
+				 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
+	v[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(shown));
+	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof(e), e OPERATOR(pg_catalog.#>>) '{}'"
+							  " FROM pg_catalog.jsonb_array_elements($1) e",
+							  1, types, v, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read options.reconcile");
+	m = SPI_processed;
+	et = SPI_tuptable;
+	for (uint64 j = 0; j < m; j++)
 	{
-		char	   *key = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
-		char	   *jtype = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
-		char	   *value = SPI_getvalue(tt->vals[i], tt->tupdesc, 3);
-		char	   *shown = SPI_getvalue(tt->vals[i], tt->tupdesc, 4);
-		bool		known = false;
+		char	   *mt = SPI_getvalue(et->vals[j], et->tupdesc, 1);
+		char	   *mv = SPI_getvalue(et->vals[j], et->tupdesc, 2);
 
-		for (int k = 0; known_options[k]; k++)
-			known |= strcmp(key, known_options[k]) == 0;
-		if (!known)
+		if (strcmp(mt, "string") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options: unknown key \"%s\"", key),
-					 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
-							 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
-							 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
-							 " reconcile_tolerance, window_column, chunk and search_path.")));
-		if (strcmp(jtype, "null") == 0)
-			continue;			/* the default */
-		if (strcmp(key, "max_workers") == 0)
-			opts->max_workers = IntOption(key, jtype, shown, 1, 64);
-		else if (strcmp(key, "pause_ms") == 0)
-			opts->pause_ms = IntOption(key, jtype, shown, 0, 3600000);
-		else if (strcmp(key, "max_attempts") == 0)
-			opts->max_attempts = IntOption(key, jtype, shown, 1, 100);
-		else if (strcmp(key, "on_error") == 0)
-		{
-			if (strcmp(jtype, "string") != 0 || (strcmp(value, "stop") != 0 && strcmp(value, "continue") != 0))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("options.on_error must be \"stop\" or \"continue\", not %s", shown)));
-			opts->on_error_continue = strcmp(value, "continue") == 0;
-		}
-		else if (strcmp(key, "refresh_dependents") == 0)
-			opts->refresh_dependents = BoolOption(key, jtype, shown);
-		else if (strcmp(key, "check_untouched") == 0)
-			opts->check_untouched = BoolOption(key, jtype, shown);
-		else if (strcmp(key, "allow_empty") == 0)
-			opts->allow_empty = BoolOption(key, jtype, shown);
-		else if (strcmp(key, "keep_old") == 0)
-			opts->keep_old = BoolOption(key, jtype, shown);
-		else if (strcmp(key, "delete_missing") == 0)
-			opts->delete_missing = BoolOption(key, jtype, shown);
-		else if (strcmp(key, "statement_timeout") == 0)
-			opts->statement_timeout = SettingOption(key, jtype, value);
-		else if (strcmp(key, "lock_timeout") == 0)
-		{
-			int			ms;
-
-			opts->lock_timeout = SettingOption(key, jtype, value);
-			if (!parse_int(value, &ms, GUC_UNIT_MS, NULL) || ms < 1 || ms > 600000)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("options.lock_timeout must be between 1 ms and 10 min, not %s", shown)));
-			opts->lock_timeout_ms = ms;
-		}
-		else if (strcmp(key, "work_mem") == 0)
-			opts->work_mem = SettingOption(key, jtype, value);
-		else if (strcmp(key, "max_parallel_workers_per_gather") == 0)
-			opts->max_parallel_workers_per_gather = SettingOption(key, jtype, value);
-		else if (strcmp(key, "search_path") == 0)
-			opts->search_path = SettingOption(key, jtype, value);
-		else if (strcmp(key, "reconcile_tolerance") == 0)
-		{
-			if (strcmp(jtype, "number") != 0 || value[0] == '-')
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("options.reconcile_tolerance must be a number of at least 0, not %s", shown)));
-			opts->reconcile_tolerance = pstrdup(value);
-		}
-		else if (strcmp(key, "window_column") == 0)
-			opts->window_column = StringOption(key, jtype, value);
-		else if (strcmp(key, "chunk") == 0)
-			opts->chunk = StringOption(key, jtype, value);
-		else if (strcmp(key, "reconcile") == 0)
-		{
-			Datum		v[1];
-			uint64		m;
-			SPITupleTable *et;
-
-			if (strcmp(jtype, "array") != 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("options.reconcile must be an array of measures, not %s", shown),
-						 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
-			v[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(shown));
-			rc = SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof(e), e OPERATOR(pg_catalog.#>>) '{}'"
-									   " FROM pg_catalog.jsonb_array_elements($1) e",
-									   1, types, v, NULL, true, 0);
-			if (rc != SPI_OK_SELECT)
-				elog(ERROR, "could not read options.reconcile");
-			m = SPI_processed;
-			et = SPI_tuptable;
-			for (uint64 j = 0; j < m; j++)
-			{
-				char	   *mt = SPI_getvalue(et->vals[j], et->tupdesc, 1);
-				char	   *mv = SPI_getvalue(et->vals[j], et->tupdesc, 2);
-
-				if (strcmp(mt, "string") != 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("options.reconcile must hold strings, not %s", mv ? mv : "null")));
-				opts->reconcile = lappend(opts->reconcile,
-										  BackfillCheckExpr(mv, "options.reconcile"));
-			}
-		}
+					 errmsg("options.reconcile must hold strings, not %s", mv ? mv : "null")));
+		measures = lappend(measures, BackfillCheckExpr(mv, "options.reconcile"));
 	}
+	return measures;
+}
 
-	if (partitioned && opts->chunk)
+/* options.lock_timeout: a setting, also the swap's timeout in ms. */
+static void
+LockTimeoutOption(BackfillRunOptions *opts, const char *key, const char *jtype, const char *value,
+				  const char *shown)
+{
+	int			ms;
+
+	opts->lock_timeout = SettingOption(key, jtype, value);
+	if (!parse_int(value, &ms, GUC_UNIT_MS, NULL) || ms < 1 || ms > 600000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options.chunk is for plain tables"),
-				 errdetail("The tasks of a partitioned table are its partitions.")));
-	if (!partitioned && (opts->window_column == NULL || opts->chunk == NULL))
+				 errmsg("options.lock_timeout must be between 1 ms and 10 min, not %s", shown)));
+	opts->lock_timeout_ms = ms;
+}
+
+/*
+ * Set one option from its key, its JSON type, its value as text and as
+ * JSON (for messages); unknown keys and wrong types are refused.
+ */
+static void
+SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const char *value,
+			 const char *shown)
+{
+	bool		known = false;
+
+	for (int k = 0; known_options[k]; k++)
+		known |= strcmp(key, known_options[k]) == 0;
+	if (!known)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
-				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
+				 errmsg("options: unknown key \"%s\"", key),
+				 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
+						 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
+						 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
+						 " reconcile_tolerance, window_column, chunk and search_path.")));
+	if (strcmp(jtype, "null") == 0)
+		return;					/* the default */
+	if (strcmp(key, "max_workers") == 0)
+		opts->max_workers = IntOption(key, jtype, shown, 1, 64);
+	else if (strcmp(key, "pause_ms") == 0)
+		opts->pause_ms = IntOption(key, jtype, shown, 0, 3600000);
+	else if (strcmp(key, "max_attempts") == 0)
+		opts->max_attempts = IntOption(key, jtype, shown, 1, 100);
+	else if (strcmp(key, "on_error") == 0)
+	{
+		if (strcmp(jtype, "string") != 0 || (strcmp(value, "stop") != 0 && strcmp(value, "continue") != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.on_error must be \"stop\" or \"continue\", not %s", shown)));
+		opts->on_error_continue = strcmp(value, "continue") == 0;
+	}
+	else if (strcmp(key, "refresh_dependents") == 0)
+		opts->refresh_dependents = BoolOption(key, jtype, shown);
+	else if (strcmp(key, "check_untouched") == 0)
+		opts->check_untouched = BoolOption(key, jtype, shown);
+	else if (strcmp(key, "allow_empty") == 0)
+		opts->allow_empty = BoolOption(key, jtype, shown);
+	else if (strcmp(key, "keep_old") == 0)
+		opts->keep_old = BoolOption(key, jtype, shown);
+	else if (strcmp(key, "delete_missing") == 0)
+		opts->delete_missing = BoolOption(key, jtype, shown);
+	else if (strcmp(key, "statement_timeout") == 0)
+		opts->statement_timeout = SettingOption(key, jtype, value);
+	else if (strcmp(key, "lock_timeout") == 0)
+		LockTimeoutOption(opts, key, jtype, value, shown);
+	else if (strcmp(key, "work_mem") == 0)
+		opts->work_mem = SettingOption(key, jtype, value);
+	else if (strcmp(key, "max_parallel_workers_per_gather") == 0)
+		opts->max_parallel_workers_per_gather = SettingOption(key, jtype, value);
+	else if (strcmp(key, "search_path") == 0)
+		opts->search_path = SettingOption(key, jtype, value);
+	else if (strcmp(key, "reconcile_tolerance") == 0)
+	{
+		if (strcmp(jtype, "number") != 0 || value[0] == '-')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.reconcile_tolerance must be a number of at least 0, not %s", shown)));
+		opts->reconcile_tolerance = pstrdup(value);
+	}
+	else if (strcmp(key, "window_column") == 0)
+		opts->window_column = StringOption(key, jtype, value);
+	else if (strcmp(key, "chunk") == 0)
+		opts->chunk = StringOption(key, jtype, value);
+	else if (strcmp(key, "reconcile") == 0)
+		opts->reconcile = ReconcileOption(jtype, shown);
+}
+
+/* The options with every default filled in, as jsonb text: what a run stores. */
+static char *
+NormalizedRunOptions(BackfillRunOptions *opts)
+{
+	StringInfoData buf;
+	ListCell   *lc;
 
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "{\"max_workers\": %d, \"pause_ms\": %d, \"max_attempts\": %d, \"on_error\": \"%s\"",
@@ -332,7 +316,51 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 	AppendJsonString(&buf, "chunk", opts->chunk);
 	AppendJsonString(&buf, "search_path", opts->search_path);
 	appendStringInfoChar(&buf, '}');
-	opts->normalized = buf.data;
+	return buf.data;
+}
+
+/*
+ * Read a run's options from jsonb text, checking every key and value, and
+ * fill in the defaults.  Must be called inside SPI.
+ */
+void
+BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		values[1];
+	uint64		n;
+	SPITupleTable *tt;
+
+	RunOptionDefaults(opts);
+	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof($1)", 1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read options");
+	if (strcmp(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), "object") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be a JSON object, not %s", json),
+				 errhint("Pass for example '{\"max_workers\": 2}'.")));
+	if (SPI_execute_with_args("SELECT key, pg_catalog.jsonb_typeof(value), value OPERATOR(pg_catalog.#>>) '{}',"
+							  " value::pg_catalog.text FROM pg_catalog.jsonb_each($1) ORDER BY key",
+							  1, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read options");
+	n = SPI_processed;
+	tt = SPI_tuptable;
+	for (uint64 i = 0; i < n; i++)
+		SetRunOption(opts, SPI_getvalue(tt->vals[i], tt->tupdesc, 1), SPI_getvalue(tt->vals[i], tt->tupdesc, 2),
+					 SPI_getvalue(tt->vals[i], tt->tupdesc, 3), SPI_getvalue(tt->vals[i], tt->tupdesc, 4));
+
+	if (partitioned && opts->chunk)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.chunk is for plain tables"),
+				 errdetail("The tasks of a partitioned table are its partitions.")));
+	if (!partitioned && (opts->window_column == NULL || opts->chunk == NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
+				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
+	opts->normalized = NormalizedRunOptions(opts);
 }
 
 /* The schema-qualified, quoted name of a table or function of the extension. */
