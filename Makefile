@@ -31,7 +31,7 @@ OBJS = \
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)
-REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards
+REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards run_auto
 REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUTDIR)
 REGRESS_OUTDIR ?= .
 

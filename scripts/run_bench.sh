@@ -87,13 +87,15 @@ done
 rm -f "$script.swap"
 psql -X -q -c 'DROP TABLE IF EXISTS bench_swap, bench_swap_src' >/dev/null
 
-# A run: 180 daily partitions backfilled by CALL backfill_run (one committed task per
-# partition: claim, pinned-code check, replace, reconcile-free, record, commit) against a
-# hand-written loop that commits after each bare backfill_replace_partition, and against a
-# loop of DELETE + INSERT per partition.  The difference per partition is the run's overhead.
-PARTS=${BENCH_RUN_PARTITIONS:-180}
-PART_ROWS=${BENCH_RUN_ROWS:-2000}
-psql -X -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
+# A run: N daily partitions backfilled by CALL backfill_run (one committed task per partition:
+# claim, pinned-code check, write, record, commit), with strategy 'replace' and with 'auto'
+# (small partitions written in place; with the key, a merge that writes only what differs),
+# against a hand-written loop that commits after each bare backfill_replace_partition, and
+# against a loop of DELETE + INSERT per partition.  The source differs from the table in one
+# row in ten (a correction), restored before each way so that each does the same repair.
+run_case() {
+	local PARTS=$1 PART_ROWS=$2 RUN_RUNS=$3
+	psql -X -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS bench_run, bench_run_src;
 DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert;
@@ -106,6 +108,7 @@ SELECT format('CREATE TABLE %I PARTITION OF bench_run FOR VALUES FROM (%L) TO (%
 			  'bench_run_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
 FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') d \gexec
 INSERT INTO bench_run SELECT * FROM bench_run_src;
+UPDATE bench_run_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
 CREATE INDEX ON bench_run_src (order_date);
 VACUUM ANALYZE bench_run_src, bench_run;
 CREATE PROCEDURE bench_run_loop() LANGUAGE plpgsql AS \$\$
@@ -126,41 +129,64 @@ BEGIN
 	END LOOP;
 END \$\$;
 SQL
-RUN_RUNS=${BENCH_RUN_RUNS:-5}
-to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
-for r in $(seq 1 "$RUN_RUNS"); do
-	psql -X -q -v ON_ERROR_STOP=1 <<SQL | awk '/^@@/ { side = $2; next } /^Time:/ && side != "" { print side, $2; side = "" }'
+	local to
+	to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
+	local undo="UPDATE bench_run SET revenue = revenue - 1 WHERE order_id % 10 = 0; VACUUM bench_run;"
+	for r in $(seq 1 "$RUN_RUNS"); do
+		psql -X -q -v ON_ERROR_STOP=1 <<SQL | awk '/^@@/ { side = $2; next } /^Time:/ && side != "" { print side, $2; side = "" }'
 SET client_min_messages = warning;
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 \\timing on
+$undo
 \\echo @@ plan
 SELECT backfill_plan('bench_run', '2026-01-01', '$to', 'SELECT * FROM bench_run_src WHERE order_date >= \$1 AND order_date < \$2',
 	options => '{"refresh_dependents": false, "check_untouched": false}') AS run \\gset
 \\echo @@ run
 CALL backfill_run(:run);
+$undo
+SELECT backfill_plan('bench_run', '2026-01-01', '$to', 'SELECT * FROM bench_run_src WHERE order_date >= \$1 AND order_date < \$2',
+	strategy => 'auto', options => '{"refresh_dependents": false, "check_untouched": false}') AS run_auto \\gset
+\\echo @@ auto
+CALL backfill_run(:run_auto);
+$undo
+SELECT backfill_plan('bench_run', '2026-01-01', '$to', 'SELECT * FROM bench_run_src WHERE order_date >= \$1 AND order_date < \$2',
+	strategy => 'auto', key => '{order_id,order_date}', options => '{"refresh_dependents": false, "check_untouched": false}') AS run_key \\gset
+\\echo @@ auto_key
+CALL backfill_run(:run_key);
+$undo
 \\echo @@ loop
 CALL bench_run_loop();
+$undo
 \\echo @@ delete_insert
 CALL bench_run_delete_insert();
 \\timing off
 SQL
-done > "$script.run"
-plan=$(awk '$1 == "plan" { print $2 }' "$script.run" | median)
-run=$(awk '$1 == "run" { print $2 }' "$script.run" | median)
-loop=$(awk '$1 == "loop" { print $2 }' "$script.run" | median)
-di=$(awk '$1 == "delete_insert" { print $2 }' "$script.run" | median)
-printf '\nA run of %d partitions x %d rows, median of %d runs (parallel query off)\n\n' "$PARTS" "$PART_ROWS" "$RUN_RUNS"
-printf '| %-62s | %10s | %13s | %10s |\n' "way" "total ms" "per partition" "vs bare"
-printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' $(seq 64))" "------------" "---------------" "------------"
-row() { printf '| %-62s | %10.0f | %10.1f ms | %9.2fx |\n' "$1" "$2" "$(awk -v t="$2" -v n="$PARTS" 'BEGIN { print t / n }')" "$(awk -v t="$2" -v l="$loop" 'BEGIN { print t / l }')"; }
-row "backfill_plan (tiles, pins, fingerprints nothing outside)" "$plan"
-row "CALL backfill_run (claim, pin check, replace, record, commit)" "$run"
-row "loop: backfill_replace_partition + COMMIT per partition" "$loop"
-row "loop: DELETE + INSERT + COMMIT per partition" "$di"
-printf '\nrun overhead per task over a bare backfill_replace_partition: %.1f ms; throughput %.0f partitions/s, %.0f rows/s\n' \
-	"$(awk -v r="$run" -v l="$loop" -v n="$PARTS" 'BEGIN { print (r - l) / n }')" \
-	"$(awk -v r="$run" -v n="$PARTS" 'BEGIN { print n / (r / 1000) }')" \
-	"$(awk -v r="$run" -v n="$PARTS" -v m="$PART_ROWS" 'BEGIN { print n * m / (r / 1000) }')"
-rm -f "$script.run"
-psql -X -q -c 'DROP TABLE IF EXISTS bench_run, bench_run_src' -c 'DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert' >/dev/null
+	done > "$script.run"
+	local plan run auto autokey loop di
+	plan=$(awk '$1 == "plan" { print $2 }' "$script.run" | median)
+	run=$(awk '$1 == "run" { print $2 }' "$script.run" | median)
+	auto=$(awk '$1 == "auto" { print $2 }' "$script.run" | median)
+	autokey=$(awk '$1 == "auto_key" { print $2 }' "$script.run" | median)
+	loop=$(awk '$1 == "loop" { print $2 }' "$script.run" | median)
+	di=$(awk '$1 == "delete_insert" { print $2 }' "$script.run" | median)
+	printf '\nA run of %d partitions x %d rows, one row in ten corrected, median of %d runs (parallel query off)\n\n' "$PARTS" "$PART_ROWS" "$RUN_RUNS"
+	printf '| %-66s | %10s | %13s | %10s | %10s |\n' "way" "total ms" "per partition" "vs bare" "vs D+I"
+	printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' $(seq 68))" "------------" "---------------" "------------" "------------"
+	row() { printf '| %-66s | %10.0f | %10.1f ms | %9.2fx | %9.2fx |\n' "$1" "$2" "$(awk -v t="$2" -v n="$PARTS" 'BEGIN { print t / n }')" "$(awk -v t="$2" -v l="$loop" 'BEGIN { print t / l }')" "$(awk -v t="$2" -v l="$di" 'BEGIN { print t / l }')"; }
+	row "backfill_plan (tiles, pins, fingerprints nothing outside)" "$plan"
+	row "CALL backfill_run, strategy replace (a swap per partition)" "$run"
+	row "CALL backfill_run, strategy auto (small partitions in place)" "$auto"
+	row "CALL backfill_run, strategy auto with the key (small ones merged)" "$autokey"
+	row "loop: backfill_replace_partition + COMMIT per partition" "$loop"
+	row "loop: DELETE + INSERT + COMMIT per partition" "$di"
+	printf '\nrun overhead per task over a bare backfill_replace_partition: %.1f ms; throughput %.0f partitions/s, %.0f rows/s\n' \
+		"$(awk -v r="$run" -v l="$loop" -v n="$PARTS" 'BEGIN { print (r - l) / n }')" \
+		"$(awk -v r="$run" -v n="$PARTS" 'BEGIN { print n / (r / 1000) }')" \
+		"$(awk -v r="$run" -v n="$PARTS" -v m="$PART_ROWS" 'BEGIN { print n * m / (r / 1000) }')"
+	rm -f "$script.run"
+	psql -X -q -c 'DROP TABLE IF EXISTS bench_run, bench_run_src' -c 'DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert' >/dev/null
+}
+
+run_case "${BENCH_RUN_PARTITIONS:-180}" "${BENCH_RUN_ROWS:-2000}" "${BENCH_RUN_RUNS:-5}"
+run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BENCH_RUN_RUNS:-5}"

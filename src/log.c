@@ -39,6 +39,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -52,6 +53,9 @@
 #include "swap.h"
 
 int64		BackfillLogRunId = 0;
+
+/* Why a run's task wrote as it did, added to the details of its record (or NULL). */
+const char *BackfillLogWhy = NULL;
 
 PG_FUNCTION_INFO_V1(backfill_log_guard);
 
@@ -175,6 +179,17 @@ BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
 	rec.fingerprint_before = BackfillFingerprintText(before);
 	rec.fingerprint_after = BackfillFingerprintText(after);
 	rec.details = details;
+	if (BackfillLogWhy != NULL && details[0] == '{' && details[strlen(details) - 1] == '}')
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendBinaryStringInfo(&buf, details, strlen(details) - 1);
+		appendStringInfoString(&buf, strcmp(details, "{}") == 0 ? "\"why\": " : ", \"why\": ");
+		escape_json(&buf, BackfillLogWhy);
+		appendStringInfoChar(&buf, '}');
+		rec.details = buf.data;
+	}
 	return BackfillLogWrite(logschema, &rec);
 }
 

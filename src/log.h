@@ -26,6 +26,7 @@ typedef struct BackfillLogRecord
 
 /* the run whose task is writing, or 0: recorded as run_id */
 extern int64 BackfillLogRunId;
+extern const char *BackfillLogWhy;
 
 extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
 extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,

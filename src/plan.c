@@ -670,10 +670,10 @@ backfill_plan(PG_FUNCTION_ARGS)
 				 errmsg("strategy \"append\" is not a backfill strategy"),
 				 errdetail("Appending a recomputed window adds a second copy of every row in it: every additive measure doubles, and no check fails."),
 				 errhint("Use 'replace' (swap each partition) or 'merge' (on a key).")));
-	if (strcmp(strategy, "replace") != 0 && strcmp(strategy, "merge") != 0)
+	if (strcmp(strategy, "replace") != 0 && strcmp(strategy, "merge") != 0 && strcmp(strategy, "auto") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("strategy must be 'replace' or 'merge', not \"%s\"", strategy)));
+				 errmsg("strategy must be 'replace', 'merge' or 'auto', not \"%s\"", strategy)));
 	if (!PG_ARGISNULL(5) || strcmp(strategy, "merge") == 0)
 		key = BackfillKeyArg(fcinfo, 5);
 	if (PG_ARGISNULL(6))

@@ -179,12 +179,15 @@ SourceColumns(const char *bound)
 }
 
 /*
- * The chunk of a plain table replaced by a delete and an insert in this
- * transaction: writers of the table wait (SHARE ROW EXCLUSIVE), readers see
- * the old chunk until commit.  Returns the log record's id.
+ * The window of a task replaced by a delete and an insert in this
+ * transaction, through the target: the chunk of a plain table, or a small
+ * partition of an 'auto' run under FORCE ROW LEVEL SECURITY (lockrel, the
+ * partition).  Writers of lockrel wait (SHARE ROW EXCLUSIVE),
+ * readers see the old window until commit, the target's policies apply.
+ * Returns the log record's id.
  */
 static int64
-DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
+DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid lockrel)
 {
 	Oid			relid = run->targetoid;
 	char	   *target = BackfillQualifiedName(relid);
@@ -198,7 +201,7 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	uint64		deleted;
 	uint64		inserted;
 
-	LockRelationOid(relid, ShareRowExclusiveLock);
+	LockRelationOid(lockrel, ShareRowExclusiveLock);
 	BackfillFingerprintRel(relid, scope, false, &before);
 	outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
 														   " WHERE NOT COALESCE(%s, false)",
@@ -216,9 +219,10 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	 * completion first (an InitPlan gates the insert), so a unique key may
 	 * come back.  The window's rows are those the delete removes.
 	 */
-	rc = SPI_execute(psprintf("WITH deleted AS (DELETE FROM ONLY %s WHERE %s RETURNING 1)"
+	rc = SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s WHERE %s RETURNING 1)"
 							  " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
 							  " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							  get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
 							  target, scope, target, cols, cols, bound), false, 0);
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "could not replace the window of task %d: %s", task->task, SPI_result_code_string(rc));
@@ -241,7 +245,98 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound)
 	appendStringInfoString(&details, ", \"source\": ");
 	escape_json(&details, bound);
 	appendStringInfoChar(&details, '}');
-	return BackfillLogWriteChange(run->extschema, "delete_insert", target, NULL, &before, &after, details.data);
+	return BackfillLogWriteChange(run->extschema, "delete_insert", target,
+								  lockrel != relid ? BackfillQualifiedName(lockrel) : NULL,
+								  &before, &after, details.data);
+}
+
+/*
+ * Whether a task of an 'auto' run writes its partition by a delete and an
+ * insert rather than a swap: when the partition holds at most
+ * small_partition_rows rows (counted, reading no more than that), the fixed
+ * cost of a swap's DDL outweighs rewriting the rows in place.  Sets *why to
+ * the reason, for the log record.  A partition a foreign key points to is
+ * refused, as a swap refuses it: deleting its rows would fire the key's
+ * actions.
+ */
+static bool
+AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
+{
+	int64		n;
+	BackfillPart bp;
+
+	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
+		return false;
+	n = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM"
+													 " (SELECT 1 FROM ONLY %s LIMIT %d) r",
+													 BackfillQualifiedName(relid),
+													 run->opts.small_partition_rows + 1),
+											0, NULL, NULL));
+	if (n > run->opts.small_partition_rows)
+	{
+		*why = psprintf("strategy auto: %s held more than small_partition_rows (%d) rows, so it was swapped",
+						BackfillQualifiedName(relid), run->opts.small_partition_rows);
+		return false;
+	}
+	BackfillResolvePart(relid, "task", &bp);
+	BackfillRefuseReferencedPartition(&bp);
+	*why = psprintf("strategy auto: %s held " INT64_FORMAT " rows, at most small_partition_rows (%d), so it was"
+					" written in place, without the DDL of a swap: %s", BackfillQualifiedName(relid), n,
+					run->opts.small_partition_rows,
+					run->key != NIL ? "merged on the key, only the rows that differ written"
+					: "deleted and filled again in one statement");
+	return true;
+}
+
+/*
+ * A small partition of an 'auto' run rewritten in place: deleted and filled
+ * again in one statement, straight into the partition (the executor checks
+ * its bound on every row, so no row can land elsewhere), with writers of the
+ * partition waiting.  Under FORCE ROW LEVEL SECURITY on an ancestor the rows
+ * go through the partitioned table instead, where the policies apply.
+ * Returns the log record's id.
+ */
+static int64
+RewriteSmallPartition(BackfillRun *run, BackfillTask *task, const char *bound, Oid relid)
+{
+	char	   *part = BackfillQualifiedName(relid);
+	char	   *cols;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	StringInfoData details;
+	uint64		inserted;
+
+	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_partition_ancestors($1) a"
+						  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
+						  " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", relid) != NULL)
+		return DeleteInsert(run, task, bound, relid);
+
+	cols = SourceColumns(bound);
+	LockRelationOid(relid, ShareRowExclusiveLock);
+	BackfillFingerprintRel(relid, NULL, false, &before);
+	/* one statement: a source that reads the partition reads it as it was */
+	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM ONLY %s RETURNING 1)"
+							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							 part, part, cols, cols, bound), false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not rewrite partition %s", part);
+	inserted = SPI_processed;
+	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
+						task->range_from, task->range_to, task->task, before.rows),
+				 errdetail("Running the task would empty partition %s.", part),
+				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
+	CommandCounterIncrement();
+	BackfillFingerprintRel(relid, NULL, false, &after);
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", \"source\": ",
+					 before.rows, inserted);
+	escape_json(&details, bound);
+	appendStringInfoChar(&details, '}');
+	return BackfillLogWriteChange(run->extschema, "delete_insert", run->target, part, &before, &after, details.data);
 }
 
 /* The rows a task wrote, as a query (by name: a swap gave the partition a new OID). */
@@ -311,8 +406,13 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	int			rc;
 	bool		isnull;
 	bool		ok;
+	char	   *why = NULL;
+	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
 
-	if (task->partition && strcmp(run->strategy, "replace") == 0)
+	BackfillLogWhy = why;
+	if (in_place && run->key == NIL)
+		rc = -2;
+	else if (task->partition && !in_place && strcmp(run->strategy, "merge") != 0)
 	{
 		Oid			types[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, INT4OID, INT4OID};
 		Datum		values[6];
@@ -327,7 +427,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 											BackfillExtName(run->extschema, "backfill_replace_partition")),
 								   6, types, values, NULL, false, 1);
 	}
-	else if (strcmp(run->strategy, "merge") == 0)
+	else if (in_place || strcmp(run->strategy, "merge") == 0)
 	{
 		Oid			types[6] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID, BOOLOID};
 		Datum		values[6];
@@ -336,7 +436,8 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 		values[1] = CStringGetTextDatum(bound);
 		values[2] = BackfillTextArray(run->key);
 		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
-		values[4] = BoolGetDatum(run->opts.delete_missing);
+		/* in place, the partition must end as the source: what it lacks goes */
+		values[4] = BoolGetDatum(in_place || run->opts.delete_missing);
 		values[5] = BoolGetDatum(run->opts.allow_empty);
 		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
 											BackfillExtName(run->extschema, "backfill_merge")),
@@ -345,14 +446,17 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	else
 		rc = -1;
 
-	if (rc == -1)
-		logid = DeleteInsert(run, task, bound);
+	if (rc == -2)
+		logid = RewriteSmallPartition(run, task, bound, relid);
+	else if (rc == -1)
+		logid = DeleteInsert(run, task, bound, run->targetoid);
 	else
 	{
 		if (rc != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "task %d returned no result", task->task);
 		logid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
+	BackfillLogWhy = NULL;
 	ReadLogRecord(run, logid, out);
 
 	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok);
@@ -402,6 +506,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		ErrorData  *edata;
 
 		BackfillLogRunId = 0;
+		BackfillLogWhy = NULL;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		edata = BackfillAbortSubtransaction(cxt, owner);
 		/* a cancel or a shutdown stops the run: the task stays pending */
@@ -1145,6 +1250,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 	bool		reconciled = true;
 	Datum		values[15];
 	bool		nulls[15] = {false};
+	char	   *why = NULL;
 	volatile bool shown = false;
 
 	if (PG_ARGISNULL(0))
@@ -1214,7 +1320,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		 * so too.
 		 */
 		shown = BackfillMaySeeRows(relid);
-		if (task.partition && strcmp(run.strategy, "replace") == 0)
+		if (task.partition && strcmp(run.strategy, "merge") != 0 && !AutoWritesInPlace(&run, &task, relid, &why))
 		{
 			BackfillPart bp;
 			char	   *stagename;
@@ -1256,7 +1362,10 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+		ErrorData  *edata;
+
+		BackfillLogWhy = NULL;
+		edata = BackfillAbortSubtransaction(cxt, owner);
 
 		ReThrowError(edata);
 	}

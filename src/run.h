@@ -14,6 +14,13 @@
 #include "nodes/pg_list.h"
 
 /* The options of a run, defaults filled in. */
+/*
+ * strategy 'auto': a partition of at most this many rows is rewritten by a
+ * delete and an insert, a larger one swapped (make bench measures where a
+ * swap's fixed cost stops outweighing the rows it does not rewrite in place).
+ */
+#define BACKFILL_SMALL_PARTITION_ROWS 20000
+
 typedef struct BackfillRunOptions
 {
 	int			max_workers;
@@ -26,6 +33,7 @@ typedef struct BackfillRunOptions
 	bool		keep_old;		/* replace: keep each old partition as an archive */
 	bool		delete_missing; /* merge: delete the window's rows the source lacks */
 	int			lock_timeout_ms;	/* for the swap; also lock_timeout of the task */
+	int			small_partition_rows;	/* auto: at most this many rows, delete + insert */
 	char	   *statement_timeout;	/* GUC values as given, or NULL */
 	char	   *lock_timeout;
 	char	   *work_mem;
@@ -46,7 +54,7 @@ typedef struct BackfillRun
 	char	   *target;			/* schema-qualified, quoted */
 	Oid			targetoid;		/* resolved from target */
 	bool		partitioned;
-	char	   *strategy;		/* "replace" or "merge" */
+	char	   *strategy;		/* "replace", "merge" or "auto" */
 	char	   *source;
 	List	   *key;			/* char *, or NIL */
 	char	   *window_column;

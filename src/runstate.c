@@ -81,7 +81,7 @@ static const char *const known_options[] = {
 	"max_workers", "pause_ms", "max_attempts", "on_error", "refresh_dependents",
 	"check_untouched", "allow_empty", "keep_old", "delete_missing", "statement_timeout",
 	"lock_timeout", "work_mem", "max_parallel_workers_per_gather", "reconcile",
-	"reconcile_tolerance", "window_column", "chunk", "search_path", NULL
+	"reconcile_tolerance", "window_column", "chunk", "search_path", "small_partition_rows", NULL
 };
 
 static int
@@ -157,6 +157,7 @@ RunOptionDefaults(BackfillRunOptions *opts)
 	opts->refresh_dependents = true;
 	opts->check_untouched = true;
 	opts->lock_timeout_ms = 1000;
+	opts->small_partition_rows = BACKFILL_SMALL_PARTITION_ROWS;
 	opts->reconcile_tolerance = "0";
 	opts->search_path = pstrdup(namespace_search_path);
 }
@@ -231,7 +232,7 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 				 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
 						 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
 						 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
-						 " reconcile_tolerance, window_column, chunk and search_path.")));
+						 " reconcile_tolerance, window_column, chunk, search_path and small_partition_rows.")));
 	if (strcmp(jtype, "null") == 0)
 		return;					/* the default */
 	if (strcmp(key, "max_workers") == 0)
@@ -240,6 +241,8 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 		opts->pause_ms = IntOption(key, jtype, shown, 0, 3600000);
 	else if (strcmp(key, "max_attempts") == 0)
 		opts->max_attempts = IntOption(key, jtype, shown, 1, 100);
+	else if (strcmp(key, "small_partition_rows") == 0)
+		opts->small_partition_rows = IntOption(key, jtype, shown, 0, 100000000);
 	else if (strcmp(key, "on_error") == 0)
 	{
 		if (strcmp(jtype, "string") != 0 || (strcmp(value, "stop") != 0 && strcmp(value, "continue") != 0))
@@ -311,7 +314,8 @@ NormalizedRunOptions(BackfillRunOptions *opts)
 			appendStringInfoString(&buf, ", ");
 		escape_json(&buf, (char *) lfirst(lc));
 	}
-	appendStringInfo(&buf, "], \"reconcile_tolerance\": %s", opts->reconcile_tolerance);
+	appendStringInfo(&buf, "], \"reconcile_tolerance\": %s, \"small_partition_rows\": %d",
+					 opts->reconcile_tolerance, opts->small_partition_rows);
 	AppendJsonString(&buf, "window_column", opts->window_column);
 	AppendJsonString(&buf, "chunk", opts->chunk);
 	AppendJsonString(&buf, "search_path", opts->search_path);
