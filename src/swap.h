@@ -71,6 +71,11 @@ extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 						   BackfillSwapResult *result);
 extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
 
+/* swaplock.c */
+extern bool BackfillSwapGaveWay;
+extern int	BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts);
+extern void BackfillBackOff(int attempt, int lock_timeout_ms);
+
 /* replace.c */
 extern void BackfillDescribeBound(BackfillPart *bp);
 extern void BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp);
