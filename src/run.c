@@ -698,7 +698,14 @@ CheckUntouched(BackfillRun *run, int *changed)
 		int64		logid;
 
 		CHECK_FOR_INTERRUPTS();
-		if (OidIsValid(relid))
+		if (OidIsValid(relid) && rows[i][0] && get_rel_relispartition(relid) &&
+			get_partition_parent(relid, true) == run->targetoid)
+		{
+			/* through the target, as it was planned: SELECT on the target suffices */
+			BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
+			now = BackfillFingerprintText(&fp);
+		}
+		else if (OidIsValid(relid))
 		{
 			BackfillFingerprintRel(relid, rows[i][1], true, &fp);
 			now = BackfillFingerprintText(&fp);

@@ -244,6 +244,43 @@ BackfillCheckOwnerMayCreate(BackfillPart *bp)
 						 quote_identifier(GetUserNameFromId(owner, false)))));
 }
 
+/* Refuse, with what to grant, when the caller may not act as the owner of table relid. */
+static void
+CheckMayActAsOwner(Oid relid, const char *what, BackfillPart *bp)
+{
+	Oid			owner = BackfillRelOwner(relid);
+	const char *ownername;
+	const char *me;
+
+	if (has_privs_of_role(GetUserId(), owner))
+		return;
+	ownername = quote_identifier(GetUserNameFromId(owner, false));
+	me = quote_identifier(GetUserNameFromId(GetUserId(), false));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be a member of role %s, the owner of %s %s, to replace partition %s",
+					ownername, what, BackfillQualifiedName(relid), bp->qualname),
+			 errdetail("%s is owned by %s, not by the owner of %s: a replacement reads, detaches, drops or archives and alters it as its owner.",
+					   BackfillQualifiedName(relid), ownername, bp->qualparent),
+			 errhint("GRANT %s TO %s, or ALTER TABLE %s OWNER TO %s. pg_partman gives new partitions the parent's owner when inherit_privileges is set in partman.part_config.",
+					 ownername, me, BackfillQualifiedName(relid),
+					 quote_identifier(GetUserNameFromId(BackfillRelOwner(bp->parent), false)))));
+}
+
+/*
+ * The caller must be able to act as the owner of the partition it replaces
+ * and of the DEFAULT partition, whose constraint the swap changes: checked up
+ * front, for each partition a call will replace, instead of a raw
+ * "permission denied" from inside CREATE TABLE ... LIKE or DROP.
+ */
+void
+BackfillCheckPartRights(BackfillPart *bp)
+{
+	CheckMayActAsOwner(bp->part, "partition", bp);
+	if (OidIsValid(bp->defaultpart))
+		CheckMayActAsOwner(bp->defaultpart, "the DEFAULT partition", bp);
+}
+
 /*
  * Check that relid is a leaf partition of a RANGE (one-column key) or LIST
  * partitioned table that the current user owns, and describe it.  Takes no

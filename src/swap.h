@@ -65,6 +65,7 @@ typedef struct BackfillSwapResult
 extern bool BackfillInBound(BackfillBound *b, Datum key, bool isnull);
 extern void BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp);
 extern void BackfillCheckOwnerMayCreate(BackfillPart *bp);
+extern void BackfillCheckPartRights(BackfillPart *bp);
 extern void BackfillRefuseReferencedPartition(BackfillPart *bp);
 extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 						   int lock_timeout_ms, int max_attempts,
