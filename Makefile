@@ -19,6 +19,7 @@ OBJS = \
 	src/validate.o \
 	src/log.o \
 	src/swap.o \
+	src/swaplock.o \
 	src/staging.o \
 	src/replace.o \
 	src/assign.o \

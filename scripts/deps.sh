@@ -10,6 +10,7 @@ packages=(
 	"postgresql-server-dev-$PGVER"
 	"postgresql-$PGVER-pgtap"
 	"postgresql-$PGVER-cron"
+	"postgresql-$PGVER-partman"
 	libtap-parser-sourcehandler-pgtap-perl
 	libipc-run-perl
 	build-essential

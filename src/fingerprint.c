@@ -103,6 +103,25 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	SPI_freeplan(plan);
 }
 
+/*
+ * Fingerprint partition part by reading its parent, scoped to the partition's
+ * constraint (for pruning) and its tableoid (exactly its rows).  Needs SELECT
+ * on the parent only, not on the partition, and the parent's row-level
+ * security applies: it shows no more than a query on the parent would.  Must
+ * be called inside SPI.
+ */
+void
+BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
+{
+	int			nest = BackfillPinSearchPath();
+	char	   *bound = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)", part);
+	char	   *scope = psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
+								 bound ? bound : "", bound ? " AND " : "", part);
+
+	BackfillFingerprintRel(parent, scope, true, fp);
+	BackfillUnpinSearchPath(nest);
+}
+
 /* The hash part of a fingerprint as 32 hexadecimal digits. */
 char *
 BackfillFingerprintText(const BackfillFingerprint *fp)

@@ -28,6 +28,7 @@ BackfillFingerprintLane2(uint64 h)
 	return (h ^ UINT64CONST(0xa4093822299f31d0)) * (h | 1);
 }
 
+extern void BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp);
 extern void BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 								   BackfillFingerprint *fp);
 extern char *BackfillFingerprintText(const BackfillFingerprint *fp);

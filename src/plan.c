@@ -278,7 +278,11 @@ UntouchedEntry(Oid relid, const char *partition, const char *scope)
 	BackfillFingerprint fp;
 	StringInfoData buf;
 
-	BackfillFingerprintRel(relid, scope, true, &fp);
+	/* a partition through its parent: the caller may not read it directly */
+	if (partition)
+		BackfillFingerprintThroughParent(get_partition_parent(relid, false), relid, &fp);
+	else
+		BackfillFingerprintRel(relid, scope, true, &fp);
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"partition\": ");
 	if (partition)
@@ -416,7 +420,7 @@ BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi)
  */
 static List *
 PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hitext,
-			   FmgrInfo *cmp, Oid coll, Oid keytype, bool fingerprint_untouched,
+			   FmgrInfo *cmp, Oid coll, Oid keytype, bool replacing, bool fingerprint_untouched,
 			   StringInfo untouched)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
@@ -466,6 +470,8 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 					 errmsg("range [%s, %s) cuts through partition %s (%s)",
 							lotext, hitext, bp.qualname, BoundText(child)),
 					 errhint("Move range_from or range_to to a partition bound: a task replaces whole partitions.")));
+		if (replacing)
+			BackfillCheckPartRights(&bp);
 		t = palloc0(sizeof(PlannedTask));
 		t->partition = bp.qualname;
 		t->lower = bp.own.lower;
@@ -761,7 +767,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	appendStringInfoChar(&untouched, '[');
 	if (partitioned)
 		tasks = PartitionTasks(relid, lo, hi, lotext, hitext, &cmp, keycoll, keytype,
-							   opts.check_untouched, &untouched);
+							   strcmp(strategy, "replace") == 0, opts.check_untouched, &untouched);
 	else
 	{
 		tasks = ChunkTasks(keytype, typname, lotext, hitext, opts.chunk);

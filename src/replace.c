@@ -103,6 +103,7 @@ BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 	Oid			part;
 
 	BackfillResolvePart(relid, argname, bp);
+	BackfillCheckPartRights(bp);
 	parent = bp->parent;
 
 	/*
@@ -116,6 +117,7 @@ BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 
 	/* describe it again, under the lock */
 	BackfillResolvePart(part, argname, bp);
+	BackfillCheckPartRights(bp);
 	if (bp->parent != parent)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

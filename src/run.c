@@ -77,8 +77,12 @@ typedef struct TaskOutcome
 	int64		log_id;
 	char	   *reconcile;		/* jsonb text, or NULL */
 	char	   *error;
+	bool		gave_way;		/* its swap gave way to a session waiting for it */
 	double		seconds;
 } TaskOutcome;
+
+/* How often a task whose swap gave way is tried again in the same call. */
+#define GIVE_WAY_RETRIES 10
 
 
 /* The relation a task writes: its partition, or the plain table. */
@@ -493,6 +497,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		if (timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 		BackfillLogRunId = run->id;
+		BackfillSwapGaveWay = false;
 		WorkTask(run, task, out, NULL);
 		BackfillLogRunId = 0;
 		disable_timeout(STATEMENT_TIMEOUT, false);
@@ -518,6 +523,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			ReThrowError(edata);
 		memset(out, 0, sizeof(*out));
 		out->ok = false;
+		out->gave_way = BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
 		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
 		out->rows_before = out->rows_after = -1;
 		FreeErrorData(edata);
@@ -797,7 +803,14 @@ CheckUntouched(BackfillRun *run, int *changed)
 		int64		logid;
 
 		CHECK_FOR_INTERRUPTS();
-		if (OidIsValid(relid))
+		if (OidIsValid(relid) && rows[i][0] && get_rel_relispartition(relid) &&
+			get_partition_parent(relid, true) == run->targetoid)
+		{
+			/* through the target, as it was planned: SELECT on the target suffices */
+			BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
+			now = BackfillFingerprintText(&fp);
+		}
+		else if (OidIsValid(relid))
 		{
 			BackfillFingerprintRel(relid, rows[i][1], true, &fp);
 			now = BackfillFingerprintText(&fp);
@@ -1114,7 +1127,22 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		return false;
 	}
 
-	RunTask(run, &task, &out);
+	/*
+	 * A swap that gave way to a session waiting for it has rolled back its
+	 * subtransaction, and with it every lock the task took: back off while
+	 * that session goes on, then do the task again.
+	 */
+	for (int gave = 1;; gave++)
+	{
+		RunTask(run, &task, &out);
+		if (out.ok || !out.gave_way || gave > GIVE_WAY_RETRIES)
+			break;
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %s gave way to another session, trying again (%d of %d)",
+						run->id, task.partition ? task.partition : task.range_from, gave, GIVE_WAY_RETRIES),
+				 errdetail("%s", out.error)));
+		BackfillBackOff(gave, run->opts.lock_timeout_ms);
+	}
 	RecordTask(run, &task, &out);
 	if (!out.ok)
 	{

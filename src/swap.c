@@ -20,19 +20,13 @@
  *   the ACCESS EXCLUSIVE lock held from there to commit keeps it true.  So
  *   ATTACH does not scan the DEFAULT partition either.
  *
- * Locks are taken the way pg_repack takes them: in a subtransaction with a
- * short lock_timeout, rolled back on 55P03 and retried after a back-off with
- * jitter, so a long-running reader never makes every later query queue
- * behind the swap for longer than lock_timeout.  The parent is locked before
- * its partitions, as DETACH itself would, then the DEFAULT partition and its
- * partitions, then the tables foreign keys point to (ATTACH and DROP change
- * their triggers), so that no lock of the swap is taken without the timeout.
+ * The locks are taken by src/swaplock.c: in a subtransaction with a short
+ * lock_timeout, retried after a back-off, giving way at once to a session
+ * that waits for this transaction while holding one of them.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
-
-#include <math.h>
 
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -51,7 +45,6 @@
 #include "catalog/pg_partitioned_table.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
-#include "common/pg_prng.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -249,6 +242,43 @@ BackfillCheckOwnerMayCreate(BackfillPart *bp)
 						 quote_identifier(get_namespace_name(nsp)),
 						 quote_identifier(GetUserNameFromId(owner, false)),
 						 quote_identifier(GetUserNameFromId(owner, false)))));
+}
+
+/* Refuse, with what to grant, when the caller may not act as the owner of table relid. */
+static void
+CheckMayActAsOwner(Oid relid, const char *what, BackfillPart *bp)
+{
+	Oid			owner = BackfillRelOwner(relid);
+	const char *ownername;
+	const char *me;
+
+	if (has_privs_of_role(GetUserId(), owner))
+		return;
+	ownername = quote_identifier(GetUserNameFromId(owner, false));
+	me = quote_identifier(GetUserNameFromId(GetUserId(), false));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("must be a member of role %s, the owner of %s %s, to replace partition %s",
+					ownername, what, BackfillQualifiedName(relid), bp->qualname),
+			 errdetail("%s is owned by %s, not by the owner of %s: a replacement reads, detaches, drops or archives and alters it as its owner.",
+					   BackfillQualifiedName(relid), ownername, bp->qualparent),
+			 errhint("GRANT %s TO %s, or ALTER TABLE %s OWNER TO %s. pg_partman gives new partitions the parent's owner when inherit_privileges is set in partman.part_config.",
+					 ownername, me, BackfillQualifiedName(relid),
+					 quote_identifier(GetUserNameFromId(BackfillRelOwner(bp->parent), false)))));
+}
+
+/*
+ * The caller must be able to act as the owner of the partition it replaces
+ * and of the DEFAULT partition, whose constraint the swap changes: checked up
+ * front, for each partition a call will replace, instead of a raw
+ * "permission denied" from inside CREATE TABLE ... LIKE or DROP.
+ */
+void
+BackfillCheckPartRights(BackfillPart *bp)
+{
+	CheckMayActAsOwner(bp->part, "partition", bp);
+	if (OidIsValid(bp->defaultpart))
+		CheckMayActAsOwner(bp->defaultpart, "the DEFAULT partition", bp);
 }
 
 /*
@@ -472,157 +502,6 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 }
 
 /*
- * A session that waits for our lock on the partition (a write through the
- * parent that must lock it) holds the parent, which the swap needs: it will
- * not let go before we do, so retrying is futile.  Say so at once.
- */
-static void
-RefuseQueuedWriters(BackfillPart *bp)
-{
-	char	   *who = BackfillQueryText(
-		"SELECT pg_catalog.format('process %s (%s)', a.pid, pg_catalog.left(a.query, 60))"
-		" FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid"
-		" WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND NOT l.granted"
-		"   AND l.relation OPERATOR(pg_catalog.=) $1"
-		"   AND l.database OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database"
-		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
-		"   AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks p"
-		"               WHERE p.pid OPERATOR(pg_catalog.=) l.pid AND p.granted"
-		"                 AND p.locktype OPERATOR(pg_catalog.=) 'relation'"
-		"                 AND p.database OPERATOR(pg_catalog.=) l.database"
-		"                 AND p.relation OPERATOR(pg_catalog.=) ANY (SELECT a.relid FROM"
-		"                     pg_catalog.pg_partition_ancestors($1) a WHERE a.relid OPERATOR(pg_catalog.<>) $1))"
-		" LIMIT 1", bp->part);
-
-	if (who != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-				 errmsg("could not swap partition %s: a write waits for it while holding %s",
-						bp->qualname, bp->qualparent),
-				 errdetail("The waiting session is %s. It locked the parent before this backfill could, and it waits for the partition this backfill holds.", who),
-				 errhint("Nothing was changed. Writes to the partition being replaced, and updates or deletes on %s that do not exclude it by the partition key, must wait until the backfill is done.",
-						 bp->qualparent)));
-}
-
-/* The tables that the foreign keys of the partition and its ancestors point to, in OID order. */
-static pg_noinline List *
-ReferencedTables(BackfillPart *bp)
-{
-	List	   *result = NIL;
-	int			rc = SPI_execute_with_args(
-		"SELECT DISTINCT confrelid FROM pg_catalog.pg_constraint"
-		" WHERE contype OPERATOR(pg_catalog.=) 'f'"
-		"   AND conrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)) ORDER BY 1",
-		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(bp->part)}, NULL, false, 0);
-
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the foreign keys of %s", bp->qualname);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-
-		result = lappend_oid(result, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[i],
-																	SPI_tuptable->tupdesc, 1, &isnull)));
-	}
-	return result;
-}
-
-/* Sleep between lock attempts: exponential back-off with full jitter. */
-static void
-BackOff(int attempt, int lock_timeout_ms)
-{
-	double		base = Min(5000.0, lock_timeout_ms * pow(2.0, attempt - 1));
-	long		us = (long) (1000.0 * (base / 2 + pg_prng_double(&pg_global_prng_state) * base / 2));
-
-	/* sleep in slices, so a cancel is seen at once */
-	while (us > 0)
-	{
-		CHECK_FOR_INTERRUPTS();
-		pg_usleep(Min(us, 50000L));
-		us -= 50000L;
-	}
-}
-
-/*
- * Take ACCESS EXCLUSIVE on the parent, the partition and the DEFAULT
- * partition, waiting at most lock_timeout_ms each time and retrying up to
- * max_attempts times.  Returns the number of attempts made.
- */
-static int
-LockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	char		timeout[32];
-
-	List	   *referenced = ReferencedTables(bp);
-
-	snprintf(timeout, sizeof(timeout), "%d", lock_timeout_ms);
-	for (int attempt = 1;; attempt++)
-	{
-		volatile bool locked = false;
-
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			int			nest = NewGUCNestLevel();
-			ListCell   *lc;
-
-			(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
-									 GUC_ACTION_SAVE, true, 0, false);
-
-			LockRelationOid(bp->parent, AccessExclusiveLock);
-			LockRelationOid(bp->part, AccessExclusiveLock);
-			/* (find_all_inheritors locks the descendants, not the table itself) */
-			if (OidIsValid(bp->defaultpart))
-			{
-				LockRelationOid(bp->defaultpart, AccessExclusiveLock);
-				(void) find_all_inheritors(bp->defaultpart, AccessExclusiveLock, NULL);
-			}
-			/* ATTACH and DROP change the triggers on the tables foreign keys point to */
-			foreach(lc, referenced)
-			{
-				LockRelationOid(lfirst_oid(lc), AccessExclusiveLock);
-				(void) find_all_inheritors(lfirst_oid(lc), AccessExclusiveLock, NULL);
-			}
-			AtEOXact_GUC(true, nest);
-
-			/* the locks now belong to the caller's transaction */
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-			locked = true;
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
-
-			/* a lock timeout, or chosen as a deadlock victim: our locks are gone, retry */
-			if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
-				edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
-				ReThrowError(edata);
-			RefuseQueuedWriters(bp);
-			if (attempt >= max_attempts)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("could not lock %s to swap partition %s after %d attempts",
-								bp->qualparent, bp->name, attempt),
-						 errdetail("Each attempt waited %d ms for a lock that other sessions held or were queued for.",
-								   lock_timeout_ms),
-						 errhint("Nothing was changed. Retry when long-running queries on %s have finished, or allow more attempts.",
-								 bp->qualparent)));
-			FreeErrorData(edata);
-		}
-		PG_END_TRY();
-
-		if (locked)
-			return attempt;
-		BackOff(attempt, lock_timeout_ms);
-	}
-}
-
-/*
  * Mark the constraint conname of relid valid without a scan.  Only for a
  * constraint the caller has proven holds (see the file header).
  */
@@ -780,7 +659,7 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	char	   *stagingname;
 	int			nest;
 
-	result->attempts = LockForSwap(bp, lock_timeout_ms, max_attempts);
+	result->attempts = BackfillLockForSwap(bp, lock_timeout_ms, max_attempts);
 	INSTR_TIME_SET_CURRENT(start);
 
 	/* under the lock, the partition is still the one we were asked for */

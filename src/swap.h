@@ -65,11 +65,17 @@ typedef struct BackfillSwapResult
 extern bool BackfillInBound(BackfillBound *b, Datum key, bool isnull);
 extern void BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp);
 extern void BackfillCheckOwnerMayCreate(BackfillPart *bp);
+extern void BackfillCheckPartRights(BackfillPart *bp);
 extern void BackfillRefuseReferencedPartition(BackfillPart *bp);
 extern void BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 						   int lock_timeout_ms, int max_attempts,
 						   BackfillSwapResult *result);
 extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
+
+/* swaplock.c */
+extern bool BackfillSwapGaveWay;
+extern int	BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts);
+extern void BackfillBackOff(int attempt, int lock_timeout_ms);
 
 /* replace.c */
 extern void BackfillDescribeBound(BackfillPart *bp);

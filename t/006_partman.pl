@@ -1,0 +1,103 @@
+# t/006_partman.pl: a run beside pg_partman's maintenance.
+#
+# pg_partman 4.7 (Debian's postgresql-15-partman) keeps a daily-partitioned
+# mart.fact_sales; run_maintenance() (no background worker needed) reads the
+# parent and then creates and attaches partitions, which wants stronger locks on
+# the parent than the SHARE UPDATE EXCLUSIVE a replacement holds from its fill
+# to its commit.  A run of three tasks is held in its first fill by an advisory
+# lock while run_maintenance() starts (with more partitions to premake) and
+# queues behind it; the gate is then opened.  Before, the swap retried in vain
+# while maintenance stalled behind it, and the run failed or PostgreSQL killed
+# one of them as a deadlock.  Now: maintenance finishes without error, having
+# created its partitions; the task whose swap found maintenance waiting for it
+# gave way (released every lock with its subtransaction), backed off and was
+# done again; every task of the run is done and its partitions hold the new
+# rows; no session was chosen as a deadlock victim.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $node = PostgreSQL::Test::Cluster->new('partman');
+$node->init;
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE SCHEMA partman;
+CREATE EXTENSION pg_partman SCHEMA partman;
+CREATE EXTENSION backfill;
+CREATE SCHEMA mart;
+CREATE TABLE mart.fact_sales (id bigint NOT NULL, day date NOT NULL, amount numeric NOT NULL)
+	PARTITION BY RANGE (day);
+SELECT partman.create_parent('mart.fact_sales', 'day', 'native', 'daily', p_premake := 2,
+	p_start_partition := (date '2026-03-01')::text, p_jobmon := false);
+INSERT INTO mart.fact_sales SELECT g, date '2026-03-01' + (g % 10), g FROM generate_series(1, 1000) g;
+CREATE TABLE mart.model AS SELECT id, day, amount * 2 AS amount FROM mart.fact_sales;
+});
+my $children = "SELECT count(*) FROM pg_inherits WHERE inhparent = 'mart.fact_sales'::regclass";
+my $before = $node->safe_psql('postgres', $children);
+ok($before > 10, "pg_partman made $before partitions, the DEFAULT one among them");
+
+my $run = $node->safe_psql('postgres', q{
+SELECT backfill_plan('mart.fact_sales', '2026-03-03', '2026-03-06',
+	$q$SELECT m.* FROM mart.model m, (SELECT pg_advisory_xact_lock_shared(7)) g
+	   WHERE m.day >= $1 AND m.day < $2$q$)});
+
+# the run, held in its first fill
+my $gate = $node->background_psql('postgres');
+$gate->query_safe('SELECT pg_advisory_lock(7)');
+my $h = $node->background_psql('postgres', on_error_stop => 0);
+$h->query_until(qr/started/, "\\echo started\nCALL backfill_run($run);\n\\echo run-over\n");
+$node->poll_query_until('postgres',
+	"SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 7 AND NOT granted)")
+  or die "the run never reached its fill";
+
+# maintenance with partitions to make, queued behind the fill
+$node->safe_psql('postgres',
+	"UPDATE partman.part_config SET premake = 400 WHERE parent_table = 'mart.fact_sales'");
+my $m = $node->background_psql('postgres', on_error_stop => 0);
+$m->query_until(qr/started/,
+	"\\echo started\nSELECT partman.run_maintenance('mart.fact_sales', p_jobmon := false);\n\\echo maintenance-over\n");
+$node->poll_query_until('postgres',
+	"SELECT EXISTS (SELECT FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+	  . " WHERE NOT l.granted AND a.query LIKE '%run_maintenance%' AND a.query NOT LIKE '%pg_locks%')")
+  or die "maintenance never waited for the run";
+
+my $opened = time;
+$gate->query_safe('SELECT pg_advisory_unlock(7)');
+
+$m->query_until(qr/maintenance-over/, '');
+my $waited = time - $opened;
+my $mout = $m->{stdout} . $m->{stderr};
+unlike($mout, qr/ERROR|deadlock/, 'maintenance finished without an error');
+note("maintenance finished " . sprintf('%.2f', $waited) . " s after the run's fill went on");
+ok($node->safe_psql('postgres', $children) > $before, 'maintenance made its new partitions');
+
+$h->query_until(qr/run-over/, '');
+my $rout = $h->{stderr};
+note($rout);
+unlike($rout, qr/ERROR/, 'the run did not fail');
+like($rout, qr/gave way to another session, trying again/,
+	'the swap that found maintenance waiting for it gave way, and its task was done again');
+is($node->safe_psql('postgres', "SELECT status FROM backfill_runs WHERE id = $run"), 'done', 'the run is done');
+is($node->safe_psql('postgres',
+	"SELECT string_agg(status, ',' ORDER BY task) FROM backfill_tasks WHERE run_id = $run"),
+	'done,done,done', 'every task is done');
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM mart.fact_sales f JOIN mart.model m USING (id, day)"
+	  . " WHERE f.day >= '2026-03-03' AND f.day < '2026-03-06' AND f.amount = m.amount"),
+	'300', 'the partitions of the range hold the new rows');
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'"),
+	'0', 'no staging table is left');
+$h->quit;
+$m->quit;
+$gate->quit;
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/deadlock detected/, 'no session was chosen as a deadlock victim');
+
+$node->stop;
+done_testing();
