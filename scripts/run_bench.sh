@@ -164,3 +164,6 @@ printf '\nrun overhead per task over a bare backfill_replace_partition: %.1f ms;
 	"$(awk -v r="$run" -v n="$PARTS" -v m="$PART_ROWS" 'BEGIN { print n * m / (r / 1000) }')"
 rm -f "$script.run"
 psql -X -q -c 'DROP TABLE IF EXISTS bench_run, bench_run_src' -c 'DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert' >/dev/null
+
+# After the swap: the visibility map of the new partition (index-only scans, the first VACUUM).
+RUNS=$RUNS scripts/bench_vacuum.sh
