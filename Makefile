@@ -19,6 +19,8 @@ OBJS = \
 	src/validate.o \
 	src/log.o \
 	src/swap.o \
+	src/archive.o \
+	src/publication.o \
 	src/staging.o \
 	src/replace.o \
 	src/assign.o \

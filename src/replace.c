@@ -37,6 +37,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "archive.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "log.h"
@@ -428,13 +429,9 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("cannot undo record " INT64_FORMAT ": partition %s no longer exists",
 						logid, partname)));
 
-	/* a table that took the partition's name is not the record's */
-	if (!get_rel_relispartition(partoid) ||
-		!list_member_oid(get_partition_ancestors(partoid), targetoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot undo record " INT64_FORMAT ": %s is no longer a partition of the table it recorded",
-						logid, partname)));
+	/* detached since (by retention, say), or a table that took the partition's name */
+	BackfillRefuseUndoDetached(BackfillExtensionSchema(fcinfo), logid, partoid, partname,
+							   targetoid, archivename);
 
 	BackfillLockPart(partoid, "the partition of the record", &bp);
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
