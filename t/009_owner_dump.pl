@@ -1,4 +1,4 @@
-# t/007_owner_dump.pl: the database owner backs up and restores, without being superuser.
+# t/009_owner_dump.pl: the database owner backs up and restores, without being superuser.
 #
 # pg_dump reads the rows of an extension's configuration tables and its sequences as the
 # role that dumps, and refuses a table with row-level security unless that role bypasses

@@ -1,4 +1,4 @@
-# t/006_logical_replication.pl: backfills of a published table, with a real subscriber.
+# t/008_logical_replication.pl: backfills of a published table, with a real subscriber.
 #
 # Two throwaway clusters on this machine: a publisher (wal_level = logical) whose
 # partitioned table is in a publication, and a subscriber to it over the publisher's
