@@ -20,6 +20,8 @@ OBJS = \
 	src/log.o \
 	src/swap.o \
 	src/swaplock.o \
+	src/archive.o \
+	src/publication.o \
 	src/staging.o \
 	src/replace.o \
 	src/assign.o \

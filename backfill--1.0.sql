@@ -298,15 +298,22 @@ CREATE FUNCTION @extschema@.backfill_may_see_rows(target pg_catalog.oid)
 COMMENT ON FUNCTION @extschema@.backfill_may_see_rows(pg_catalog.oid) IS
 	'Whether the current role sees every row of the table with OID target (it has no row-level security, or the role bypasses it): then counts, fingerprints and samples over its rows are shown to it';
 
-ALTER TABLE @extschema@.backfill_log_data ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_log_visible ON @extschema@.backfill_log_data FOR SELECT
-	USING (@extschema@.backfill_visible(target_oid));
-ALTER TABLE @extschema@.backfill_runs_data ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_runs_visible ON @extschema@.backfill_runs_data FOR SELECT
-	USING (@extschema@.backfill_visible(target_oid));
-ALTER TABLE @extschema@.backfill_tasks_data ENABLE ROW LEVEL SECURITY;
-CREATE POLICY backfill_tasks_visible ON @extschema@.backfill_tasks_data FOR SELECT
-	USING (EXISTS (SELECT FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) run_id));
+-- The tables under the views have no row-level security of their own: the views filter and
+-- redact (they run as the owner of the tables, whom row security would not apply to), and
+-- pg_dump refuses a table with row security unless the role dumping bypasses it.
+
+--
+-- Backups.  pg_dump reads the rows of the tables under the views and the values of their
+-- sequences as the role that dumps, and a restore writes them as the role that restores.
+-- The database owner, who makes and restores the backups of a database without being
+-- superuser, may read them whole and append to them (a restore appends), not update, delete
+-- or truncate them (backfill_log_guard keeps the log append-only for every role); every
+-- other role reads the views.
+--
+GRANT SELECT, INSERT ON @extschema@.backfill_log_data, @extschema@.backfill_runs_data,
+	@extschema@.backfill_tasks_data TO pg_database_owner;
+GRANT SELECT, UPDATE ON SEQUENCE @extschema@.backfill_log_id_seq, @extschema@.backfill_runs_id_seq
+	TO pg_database_owner;
 
 CREATE VIEW @extschema@.backfill_log WITH (security_barrier) AS
 	SELECT l.id, l.logged_at, l.logged_by, l.xact_id, l.operation, l.target, l.target_oid, l.partition, l.run_id,

@@ -190,3 +190,6 @@ SQL
 
 run_case "${BENCH_RUN_PARTITIONS:-180}" "${BENCH_RUN_ROWS:-2000}" "${BENCH_RUN_RUNS:-5}"
 run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BENCH_RUN_RUNS:-5}"
+
+# After the swap: the visibility map of the new partition (index-only scans, the first VACUUM).
+RUNS=$RUNS scripts/bench_vacuum.sh

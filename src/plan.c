@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/partition.h"
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
@@ -54,6 +55,7 @@
 
 #include "compat.h"
 #include "fingerprint.h"
+#include "publication.h"
 #include "relation.h"
 #include "run.h"
 #include "spi_util.h"
@@ -527,6 +529,23 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	return tasks;
 }
 
+/* A run replacing partitions that a publication replicates is refused now, not at its first task. */
+static void
+RefusePublishedTasks(Oid relid, List *tasks)
+{
+	ListCell   *lc;
+
+	foreach(lc, tasks)
+	{
+		PlannedTask *t = lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		BackfillRefusePublished(RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(t->partition)),
+												 NoLock, false),
+								BackfillQualifiedName(relid));
+	}
+}
+
 /* The first value of a query we built with two text arguments, as text. */
 static char *
 QueryText2(const char *sql, const char *a, const char *b)
@@ -779,6 +798,8 @@ backfill_plan(PG_FUNCTION_ARGS)
 	}
 	appendStringInfoChar(&untouched, ']');
 	AtEOXact_GUC(true, nest);
+	if (partitioned && strcmp(strategy, "replace") == 0)
+		RefusePublishedTasks(relid, tasks);
 
 	/* the source, as the first task will run it */
 	{

@@ -37,6 +37,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "archive.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "log.h"
@@ -339,6 +340,54 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
+/*
+ * The record logid of backfill_log, read as the log's owner: it must be one
+ * the caller sees (by its table's OID), a swap, that kept an archive.
+ */
+static void
+ReadUndoRecord(Oid extschema, int64 logid, char **partname, char **logged_after,
+			   char **archivename, Oid *targetoid)
+{
+	int			rc;
+
+	*targetoid = InvalidOid;
+	rc = BackfillStateExec(extschema,
+						   psprintf("SELECT operation, partition, fingerprint_after, details OPERATOR(pg_catalog.->>) 'archived_as',"
+									" target_oid FROM %s.backfill_log_data WHERE id OPERATOR(pg_catalog.=) $1",
+									quote_identifier(get_namespace_name(extschema))),
+						   1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(logid)}, NULL, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_log");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull);
+
+		*targetoid = isnull ? InvalidOid : DatumGetObjectId(d);
+	}
+	if (SPI_processed == 0 || !BackfillRecordVisible(extschema, *targetoid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("log_id " INT64_FORMAT " is not a record of backfill_log", logid)));
+	{
+		char	   *op = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		*partname = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		*logged_after = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
+		*archivename = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+		if (strcmp(op, "replace") != 0 && strcmp(op, "undo") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("record " INT64_FORMAT " of backfill_log is a %s, not a partition swap",
+							logid, op)));
+	}
+	if (*archivename == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot undo record " INT64_FORMAT ": the old partition was not kept", logid),
+				 errhint("Only a replacement made with keep_old => true can be undone.")));
+}
+
 PG_FUNCTION_INFO_V1(backfill_undo);
 
 /*
@@ -362,7 +411,6 @@ backfill_undo(PG_FUNCTION_ARGS)
 	BackfillFingerprint after;
 	BackfillSwapResult sr;
 	int			nest;
-	int			rc;
 	int64		newlogid;
 	Datum		result;
 
@@ -378,42 +426,8 @@ backfill_undo(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* read as the log's owner; the record must be one the caller sees, by its table's OID */
-	rc = BackfillStateExec(BackfillExtensionSchema(fcinfo),
-						   psprintf("SELECT operation, partition, fingerprint_after, details OPERATOR(pg_catalog.->>) 'archived_as',"
-									" target_oid FROM %s.backfill_log_data WHERE id OPERATOR(pg_catalog.=) $1",
-									quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)))),
-						   1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(logid)}, NULL, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read backfill_log");
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5, &isnull);
-
-		targetoid = isnull ? InvalidOid : DatumGetObjectId(d);
-	}
-	if (SPI_processed == 0 || !BackfillRecordVisible(BackfillExtensionSchema(fcinfo), targetoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("log_id " INT64_FORMAT " is not a record of backfill_log", logid)));
-	{
-		char	   *op = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-
-		partname = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
-		logged_after = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3);
-		archivename = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-		if (strcmp(op, "replace") != 0 && strcmp(op, "undo") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("record " INT64_FORMAT " of backfill_log is a %s, not a partition swap",
-							logid, op)));
-	}
-	if (archivename == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot undo record " INT64_FORMAT ": the old partition was not kept", logid),
-				 errhint("Only a replacement made with keep_old => true can be undone.")));
+	ReadUndoRecord(BackfillExtensionSchema(fcinfo), logid, &partname, &logged_after, &archivename,
+				   &targetoid);
 
 	archive = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(archivename)),
 							   NoLock, true);
@@ -430,13 +444,9 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("cannot undo record " INT64_FORMAT ": partition %s no longer exists",
 						logid, partname)));
 
-	/* a table that took the partition's name is not the record's */
-	if (!get_rel_relispartition(partoid) ||
-		!list_member_oid(get_partition_ancestors(partoid), targetoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot undo record " INT64_FORMAT ": %s is no longer a partition of the table it recorded",
-						logid, partname)));
+	/* detached since (by retention, say), or a table that took the partition's name */
+	BackfillRefuseUndoDetached(BackfillExtensionSchema(fcinfo), logid, partoid, partname,
+							   targetoid, archivename);
 
 	BackfillLockPart(partoid, "the partition of the record", &bp);
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))

@@ -11,12 +11,16 @@
  * keys, and a CHECK constraint equal to the partition constraint so that
  * ATTACH has nothing to scan.
  *
- * Rows from the source are inserted frozen (TABLE_INSERT_FROZEN), as
- * COPY FREEZE does: the table was created in this very (sub)transaction, so
+ * Rows from the source are inserted frozen (TABLE_INSERT_FROZEN), in
+ * batches through table_multi_insert, as COPY FREEZE does: the table was
+ * created in this very (sub)transaction, so
  * if it aborts the table goes with its rows, and once it commits the rows
  * are visible to every snapshot, including that of a REPEATABLE READ
  * transaction that began before the swap.  A plain INSERT would leave such a
  * reader an empty partition, the new rows being too young for its snapshot.
+ * Batches go to heap_multi_insert, which marks each page it starts filling
+ * all-visible and all-frozen, in the page and in the visibility map: the new
+ * partition needs no VACUUM, and index-only scans of it never read the heap.
  * NOT NULL and CHECK constraints are enforced per row (ExecConstraints);
  * indexes are built in bulk after the fill (REINDEX), which also proves the
  * unique ones; foreign keys are added, and so validated, after the fill.
@@ -396,6 +400,9 @@ typedef struct FillReceiver
 	EState	   *estate;
 	ResultRelInfo *rri;
 	BulkInsertState bistate;
+	TupleTableSlot **batch;		/* rows checked and hashed, not yet written */
+	int			nbatch;
+	Size		batchbytes;
 	CommandId	cid;
 	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
@@ -409,10 +416,52 @@ typedef struct FillReceiver
 	MemoryContext cxt;
 } FillReceiver;
 
+/* as COPY batches its rows: at most this many, or about this many bytes */
+#define FILL_BATCH_ROWS		1000
+#define FILL_BATCH_BYTES	65535
+
+/* Write the batch, frozen, and empty it. */
+static void
+FlushBatch(FillReceiver *r)
+{
+	MemoryContext old;
+
+	if (r->nbatch == 0)
+		return;
+	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(r->estate));
+	table_multi_insert(r->rel, r->batch, r->nbatch, r->cid, TABLE_INSERT_FROZEN, r->bistate);
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < r->nbatch; i++)
+		ExecClearTuple(r->batch[i]);
+	r->nbatch = 0;
+	r->batchbytes = 0;
+	ResetPerTupleExprContext(r->estate);
+}
+
+/* Copy the checked row of r->slot into the batch; write the batch when full. */
+static void
+BatchRow(FillReceiver *r)
+{
+	TupleTableSlot *dst;
+
+	if (r->batch[r->nbatch] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+		r->batch[r->nbatch] = table_slot_create(r->rel, NULL);
+		MemoryContextSwitchTo(old);
+	}
+	dst = r->batch[r->nbatch++];
+	ExecCopySlot(dst, r->slot);
+	r->batchbytes += ExecFetchSlotHeapTuple(dst, false, NULL)->t_len;
+	if (r->nbatch == FILL_BATCH_ROWS || r->batchbytes >= FILL_BATCH_BYTES)
+		FlushBatch(r);
+}
+
 /*
- * Insert one row, frozen: the source's values assigned to the columns and the
+ * One row of the source: the source's values assigned to the columns and the
  * defaults of the others, as INSERT computes them, then its bound and
- * constraints checked.
+ * constraints checked and the row hashed; it joins the batch written frozen.
  */
 static bool
 FillReceive(TupleTableSlot *src, DestReceiver *self)
@@ -500,7 +549,7 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 		r->fp->sum1 += h;
 		r->fp->sum2 += BackfillFingerprintLane2(h);
 	}
-	table_tuple_insert(r->rel, r->slot, r->cid, TABLE_INSERT_FROZEN, r->bistate);
+	BatchRow(r);
 	ResetPerTupleExprContext(r->estate);
 	return true;
 }
@@ -596,6 +645,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	r.cid = r.estate->es_output_cid;
 	r.checkconstr = RelationGetDescr(r.rel)->constr != NULL;
 	r.bistate = GetBulkInsertState();
+	r.batch = palloc0(sizeof(TupleTableSlot *) * FILL_BATCH_ROWS);
 
 	/* as COPY FREEZE requires: the table is new in this very subtransaction */
 	r.subid = GetCurrentSubTransactionId();
@@ -612,7 +662,12 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	}
 
 	BackfillRunToDest(plan, params, false, (DestReceiver *) &r);
+	if (GetCurrentSubTransactionId() != r.subid)
+		elog(ERROR, "the fill of %s ended in another subtransaction", bp->qualname);
+	FlushBatch(&r);
 
+	for (int i = 0; i < FILL_BATCH_ROWS && r.batch[i] != NULL; i++)
+		ExecDropSingleTupleTableSlot(r.batch[i]);
 	FreeBulkInsertState(r.bistate);
 	ExecDropSingleTupleTableSlot(r.slot);
 	FreeExecutorState(r.estate);

@@ -65,7 +65,9 @@
 #include "utils/ruleutils.h"
 #include "utils/syscache.h"
 
+#include "archive.h"
 #include "compat.h"
+#include "publication.h"
 #include "relation.h"
 #include "spi_util.h"
 #include "swap.h"
@@ -434,23 +436,8 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errdetail("The view would go on reading the old partition."),
 				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
 
-	/* its rows replicated logically would be inserted into the staging table */
-	fk = BackfillQueryText(
-		"SELECT p.pubname FROM pg_catalog.pg_publication p"
-		" WHERE p.puballtables"
-		"    OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_rel r"
-		"               WHERE r.prpubid OPERATOR(pg_catalog.=) p.oid"
-		"                 AND r.prrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)))"
-		"    OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_namespace n, pg_catalog.pg_class c"
-		"               WHERE n.pnpubid OPERATOR(pg_catalog.=) p.oid AND n.pnnspid OPERATOR(pg_catalog.=) c.relnamespace"
-		"                 AND c.oid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)))"
-		" LIMIT 1", bp->part);
-	if (fk != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace partition %s: publication \"%s\" replicates it", bp->qualname, fk),
-				 errdetail("The new rows are written to a staging table and swapped in by DETACH and ATTACH, which logical replication does not carry: subscribers would keep the old rows."),
-				 errhint("Backfill the subscribers' copy separately, or take the table out of the publication for the backfill.")));
+	/* a swap is not replicated: subscribers would keep the old rows */
+	BackfillRefusePublished(bp->part, NULL);
 
 	/* rules, sequences it owns and other table access methods do not carry over */
 	fk = BackfillQueryText(
@@ -712,16 +699,14 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 
 		/* one name at a time, each chosen once the previous one is taken */
 		BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname,
-							  quote_identifier(ChooseRelationName(bp->name, NULL, "archived",
-																  bp->nsp, false))));
+							  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
 		foreach(lc, oldindexes)
 		{
 			char	   *idxname = strVal(linitial((List *) lfirst(lc)));
 
 			BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
 								  quote_qualified_identifier(get_namespace_name(bp->nsp), idxname),
-								  quote_identifier(ChooseRelationName(idxname, NULL, "archived",
-																	  bp->nsp, false))));
+								  quote_identifier(BackfillArchiveName(idxname, bp->nsp))));
 		}
 		/* extended statistics are named per schema too */
 		BackfillExecGenerated(
