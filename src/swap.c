@@ -369,7 +369,8 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
  * Refuse what a swap cannot carry over.  A foreign key that points at the
  * partition or one of its ancestors: DETACH fails on such a partition when
  * rows reference it, and swapping would leave the references dangling.
- * A view or rule on the partition: it would keep reading the old table.
+ * A view or rule on the partition, or a function whose SQL-standard body
+ * reads it: it would keep reading the old table.
  * Row-level security of the partition's own: policies are not copied.
  */
 void
@@ -403,6 +404,24 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errmsg("cannot replace partition %s: view %s depends on it", bp->qualname, fk),
 				 errdetail("The view would go on reading the old partition."),
 				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
+
+	/* so would a function whose SQL-standard body (BEGIN ATOMIC, RETURN) names it */
+	fk = BackfillQueryText("SELECT pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,"
+						   "  pg_catalog.pg_get_function_identity_arguments(p.oid))"
+						   " FROM pg_catalog.pg_depend d"
+						   " JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+						   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+						   "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+						   "   AND d.refobjid OPERATOR(pg_catalog.=) $1"
+						   "   AND d.deptype OPERATOR(pg_catalog.=) 'n'"
+						   " ORDER BY 1 LIMIT 1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: function %s depends on it", bp->qualname, fk),
+				 errdetail("Its SQL-standard body refers to the partition by OID: it would go on reading the old partition."),
+				 errhint("Have the function read the partitioned table, or drop it for the backfill.")));
 
 	/* its rows replicated logically would be inserted into the staging table */
 	fk = BackfillQueryText(
