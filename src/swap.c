@@ -366,32 +366,14 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 }
 
 /*
- * Refuse what a swap cannot carry over.  A foreign key that points at the
- * partition or one of its ancestors: DETACH fails on such a partition when
- * rows reference it, and swapping would leave the references dangling.
- * A view or rule on the partition, or a function whose SQL-standard body
- * reads it: it would keep reading the old table.
- * Row-level security of the partition's own: policies are not copied.
+ * A view, or a function whose SQL-standard body (BEGIN ATOMIC, RETURN)
+ * reads the partition, refers to it by OID: it would follow the archive
+ * under keep_old, or stop the DROP otherwise.
  */
-void
-BackfillRefuseReferencedPartition(BackfillPart *bp)
+static void
+RefuseDependentCode(BackfillPart *bp)
 {
-	char	   *fk = BackfillQueryText(
-		"SELECT pg_catalog.format('%I of table %s', c.conname, c.conrelid::pg_catalog.regclass)"
-		" FROM pg_catalog.pg_constraint c"
-		" WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
-		" AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
-		" LIMIT 1", bp->part);
-
-	if (fk != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace partition %s: foreign key %s references it", bp->qualname, fk),
-				 errdetail("Swapping a referenced partition would leave the references dangling."),
-				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
-
-	/* a view on the partition would follow the archive, or stop the DROP */
-	fk = BackfillQueryText("SELECT pg_catalog.format('%s', r.ev_class::pg_catalog.regclass)"
+	char	   *fk = BackfillQueryText("SELECT pg_catalog.format('%s', r.ev_class::pg_catalog.regclass)"
 						   " FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_rewrite r"
 						   "   ON r.oid OPERATOR(pg_catalog.=) d.objid"
 						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
@@ -422,6 +404,34 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errmsg("cannot replace partition %s: function %s depends on it", bp->qualname, fk),
 				 errdetail("Its SQL-standard body refers to the partition by OID: it would go on reading the old partition."),
 				 errhint("Have the function read the partitioned table, or drop it for the backfill.")));
+}
+
+/*
+ * Refuse what a swap cannot carry over.  A foreign key that points at the
+ * partition or one of its ancestors: DETACH fails on such a partition when
+ * rows reference it, and swapping would leave the references dangling.
+ * A view or rule on the partition, or a function whose SQL-standard body
+ * reads it: it would keep reading the old table.
+ * Row-level security of the partition's own: policies are not copied.
+ */
+void
+BackfillRefuseReferencedPartition(BackfillPart *bp)
+{
+	char	   *fk = BackfillQueryText(
+		"SELECT pg_catalog.format('%I of table %s', c.conname, c.conrelid::pg_catalog.regclass)"
+		" FROM pg_catalog.pg_constraint c"
+		" WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
+		" AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
+		" LIMIT 1", bp->part);
+
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: foreign key %s references it", bp->qualname, fk),
+				 errdetail("Swapping a referenced partition would leave the references dangling."),
+				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
+
+	RefuseDependentCode(bp);
 
 	/* its rows replicated logically would be inserted into the staging table */
 	fk = BackfillQueryText(
