@@ -28,6 +28,7 @@ OBJS = \
 	src/merge.o \
 	src/probe.o \
 	src/plan.o \
+	src/pin.o \
 	src/runstate.o \
 	src/run.o
 

@@ -15,8 +15,8 @@
  * then self-contained text, which the log records as it ran.
  *
  * At plan time the run records: the source; the search_path it resolves
- * names under; the definitions of the views and functions the source's
- * analysed query uses (transitively through views); the materialized views
+ * names under; the code the source executes, by OID with its definitions
+ * (pin.c); the materialized views
  * that depend on the target; and the fingerprints of everything outside the
  * range.  Nothing is locked beyond ACCESS SHARE and nothing is written but the
  * run's own rows.
@@ -129,116 +129,6 @@ PinFormats(void)
 	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	return nest;
-}
-
-/*
- * Pinned code.
- */
-typedef struct PinContext
-{
-	List	   *seen;			/* OIDs of pg_class and pg_proc rows, kept apart by kind */
-	List	   *seenfn;
-	StringInfoData out;			/* jsonb array text */
-} PinContext;
-
-static void
-AddPinned(PinContext *cx, const char *kind, const char *name)
-{
-	char	   *def = BackfillPinnedDefinition(kind, name);
-
-	if (def == NULL)
-		return;
-	appendStringInfoString(&cx->out, cx->out.len > 1 ? ", {\"kind\": " : "{\"kind\": ");
-	escape_json(&cx->out, kind);
-	appendStringInfoString(&cx->out, ", \"name\": ");
-	escape_json(&cx->out, name);
-	appendStringInfoString(&cx->out, ", \"definition\": ");
-	escape_json(&cx->out, def);
-	appendStringInfoChar(&cx->out, '}');
-}
-
-static void
-AddFunction(PinContext *cx, Oid fn)
-{
-	if (fn < FirstNormalObjectId || list_member_oid(cx->seenfn, fn))
-		return;
-	cx->seenfn = lappend_oid(cx->seenfn, fn);
-	AddPinned(cx, "function", format_procedure_qualified(fn));
-}
-
-/* Walk an analysed query: the views and materialized views it reads, the functions it calls. */
-static bool
-PinWalker(Node *node, PinContext *cx)
-{
-	/* views over views nest as deep as a role cares to create them */
-	check_stack_depth();
-	if (node == NULL)
-		return false;
-	if (IsA(node, Query))
-		return query_tree_walker((Query *) node, PinWalker, cx, QTW_EXAMINE_RTES_BEFORE);
-	if (IsA(node, RangeTblEntry))
-	{
-		RangeTblEntry *rte = (RangeTblEntry *) node;
-
-		if (rte->rtekind == RTE_RELATION &&
-			(rte->relkind == RELKIND_VIEW || rte->relkind == RELKIND_MATVIEW) &&
-			!list_member_oid(cx->seen, rte->relid))
-		{
-			cx->seen = lappend_oid(cx->seen, rte->relid);
-			AddPinned(cx, rte->relkind == RELKIND_VIEW ? "view" : "materialized view",
-					  BackfillQualifiedName(rte->relid));
-			if (rte->relkind == RELKIND_VIEW)
-			{
-				Relation	rel = table_open(rte->relid, AccessShareLock);
-				Query	   *vq = copyObject(get_view_query(rel));
-
-				table_close(rel, NoLock);
-				(void) PinWalker((Node *) vq, cx);
-			}
-		}
-		return false;
-	}
-	if (IsA(node, FuncExpr))
-		AddFunction(cx, ((FuncExpr *) node)->funcid);
-	else if (IsA(node, OpExpr) || IsA(node, DistinctExpr) || IsA(node, NullIfExpr))
-	{
-		set_opfuncid((OpExpr *) node);
-		AddFunction(cx, ((OpExpr *) node)->opfuncid);
-	}
-	else if (IsA(node, ScalarArrayOpExpr))
-	{
-		set_sa_opfuncid((ScalarArrayOpExpr *) node);
-		AddFunction(cx, ((ScalarArrayOpExpr *) node)->opfuncid);
-	}
-	else if (IsA(node, Aggref))
-		AddFunction(cx, ((Aggref *) node)->aggfnoid);
-	else if (IsA(node, WindowFunc))
-		AddFunction(cx, ((WindowFunc *) node)->winfnoid);
-	return expression_tree_walker(node, PinWalker, cx);
-}
-
-/*
- * The views, materialized views and user functions that a query uses, with
- * their definitions, as a jsonb array text.  Names are resolved by analysing
- * the query, not by reading its text.  Must be called inside SPI.
- */
-char *
-BackfillPinnedObjects(const char *sql)
-{
-	PinContext	cx;
-	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
-	Query	   *q;
-	int			nest;
-
-	memset(&cx, 0, sizeof(cx));
-	initStringInfo(&cx.out);
-	appendStringInfoChar(&cx.out, '[');
-	q = parse_analyze_fixedparams(linitial_node(RawStmt, raw), sql, NULL, 0, NULL);
-	nest = BackfillPinSearchPath();
-	(void) PinWalker((Node *) q, &cx);
-	BackfillUnpinSearchPath(nest);
-	appendStringInfoChar(&cx.out, ']');
-	return cx.out.data;
 }
 
 /* The materialized views that depend on relid or its partitions, through views too, in refresh order. */
@@ -815,7 +705,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	}
 	CheckSourceColumns(relid, firstbound, key, strategy,
 					   (!partitioned || strcmp(strategy, "merge") == 0) ? keyname : NULL);
-	pinned = BackfillPinnedObjects(firstbound);
+	pinned = BackfillPinnedObjects(firstbound, opts.search_path);
 	nest = BackfillPinSearchPath();
 	dependents = Dependents(relid);
 	BackfillUnpinSearchPath(nest);

@@ -11,9 +11,12 @@
  * and miss the transform's own writes, calling "v = v + 1" idempotent).
  *
  * Only when the two states differ does it look closer: in a second
- * subtransaction it runs the transform once, keeps the scope's rows as text,
- * runs it again and counts the rows only in one state or the other (as
- * multisets: a duplicated row counts), with samples; then rolls back again.
+ * subtransaction it runs the transform once, keeps the scope's rows as text
+ * in a tuplesort (work_mem, then the backend's temporary files: no temporary
+ * table, which a role without TEMPORARY could not create), runs it again,
+ * sorts those rows too, and merges the two to count the rows only in one
+ * state or the other (as multisets: a duplicated row counts), with samples;
+ * then rolls back again.
  * With a scope, the rows outside it are fingerprinted before, after the first
  * and after the second run too: a transform that writes outside its window,
  * in either run, is reported.
@@ -32,6 +35,9 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -43,6 +49,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/tuplesort.h"
 
 #include "fingerprint.h"
 #include "relation.h"
@@ -104,34 +111,6 @@ RunTransform(ProbeState *ps, int run)
 						quote_qualified_identifier(get_namespace_name(ps->relnsp), ps->relname))));
 }
 
-/* The rows of the scope as a multiset of text, kept in a temporary table. */
-static void
-KeepRows(ProbeState *ps, const char *table)
-{
-	BackfillExec(psprintf("CREATE TEMP TABLE %s ON COMMIT DROP AS"
-						  " SELECT pg_catalog.to_jsonb(t)::pg_catalog.text AS r FROM %s t WHERE ((\n%s\n))",
-						  table, BackfillQualifiedName(ps->relid), ps->scope ? ps->scope : "true"));
-}
-
-/* Count and sample the rows of a that b lacks, as multisets. */
-static int64
-OnlyIn(const char *a, const char *b, int samples, StringInfo out, const char *label)
-{
-	char	   *except = psprintf("(SELECT r FROM %s EXCEPT ALL SELECT r FROM %s)", a, b);
-	int64		n;
-	bool		isnull;
-
-	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM %s d", except), false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not compare the two runs");
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (SPI_execute(psprintf("SELECT COALESCE(pg_catalog.jsonb_agg(d.r::pg_catalog.jsonb), '[]')::pg_catalog.text"
-							 " FROM (SELECT r FROM %s d LIMIT %d) d", except, samples), false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not sample the two runs");
-	appendStringInfo(out, "%s\"%s\": %s", out->len > 1 ? ", " : "", label,
-					 SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	return n;
-}
-
 /*
  * Run fn inside a subtransaction that is always rolled back; errors go on
  * after the rollback, with the caller's memory context and resource owner.
@@ -184,34 +163,165 @@ FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
 	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
 }
 
+/* A receiver that puts the first column of each row (text) into a tuplesort. */
+typedef struct SortReceiver
+{
+	DestReceiver pub;
+	Tuplesortstate *sort;
+} SortReceiver;
+
+static bool
+SortReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SortReceiver *r = (SortReceiver *) self;
+	bool		isnull;
+	Datum		d = slot_getattr(slot, 1, &isnull);
+
+	CHECK_FOR_INTERRUPTS();
+	tuplesort_putdatum(r->sort, d, isnull);
+	return true;
+}
+
+/*
+ * The rows of the scope as a sorted multiset of their text, in memory up to
+ * work_mem and in the backend's temporary files beyond: no temporary table,
+ * so a role without TEMPORARY can be probed too.
+ */
+static Tuplesortstate *
+KeepRows(ProbeState *ps)
+{
+	SortReceiver r;
+	SPIPlanPtr	plan;
+
+	r.sort = tuplesort_begin_datum(TEXTOID, TextLessOperator, C_COLLATION_OID, false,
+								   work_mem, NULL, TUPLESORT_NONE);
+	BackfillInitReceiver(&r.pub, SortReceive, NULL);
+	plan = BackfillPrepare(psprintf("SELECT pg_catalog.to_jsonb(t)::pg_catalog.text FROM %s t WHERE ((\n%s\n))",
+									BackfillQualifiedName(ps->relid), ps->scope ? ps->scope : "true"),
+						   0, NULL, "scope");
+	(void) BackfillRunToDest(plan, NULL, false, (DestReceiver *) &r);
+	SPI_freeplan(plan);
+	tuplesort_performsort(r.sort);
+	return r.sort;
+}
+
+/* A sorted state read row by row: the current row's text, or done. */
+typedef struct SortedRows
+{
+	Tuplesortstate *sort;
+	StringInfoData row;
+	bool		done;
+} SortedRows;
+
+/* Move to the next row of a sorted state. */
+static void
+NextRow(SortedRows *s)
+{
+	Datum		d;
+	bool		isnull;
+	char	   *str;
+
+	if (!tuplesort_getdatum(s->sort, true, &d, &isnull, NULL))
+	{
+		s->done = true;
+		return;
+	}
+	resetStringInfo(&s->row);
+	if (isnull)
+	{
+		appendStringInfoString(&s->row, "null");
+		return;
+	}
+	str = TextDatumGetCString(d);
+	appendStringInfoString(&s->row, str);
+	pfree(str);
+	pfree(DatumGetPointer(d));
+}
+
+/* How many rows equal to key come next in s; s moves past them. */
+static int64
+CountEqual(SortedRows *s, const char *key)
+{
+	int64		n = 0;
+
+	while (!s->done && strcmp(s->row.data, key) == 0)
+	{
+		n++;
+		NextRow(s);
+	}
+	return n;
+}
+
+/* Append up to n copies of row to a sample (a jsonb array text without brackets). */
+static void
+AddSamples(StringInfo sample, int *taken, int limit, const char *row, int64 n)
+{
+	for (; n > 0 && *taken < limit; n--, (*taken)++)
+		appendStringInfo(sample, "%s%s", sample->len ? ", " : "", row);
+}
+
+/*
+ * Merge the two sorted states: the rows only in the first, only in the
+ * second (as multisets: a duplicated row counts), and of those only in the
+ * second, how many copy a row of the first; with samples of each side.
+ */
+static void
+CompareSorted(ProbeState *ps, Tuplesortstate *first, Tuplesortstate *second, int samples)
+{
+	SortedRows	a = {first};
+	SortedRows	b = {second};
+	StringInfoData key;
+	StringInfoData s1;
+	StringInfoData s2;
+	int			taken1 = 0;
+	int			taken2 = 0;
+
+	initStringInfo(&a.row);
+	initStringInfo(&b.row);
+	initStringInfo(&key);
+	initStringInfo(&s1);
+	initStringInfo(&s2);
+	NextRow(&a);
+	NextRow(&b);
+	while (!a.done || !b.done)
+	{
+		int			cmp = a.done ? 1 : b.done ? -1 : strcmp(a.row.data, b.row.data);
+		int64		n1;
+		int64		n2;
+
+		CHECK_FOR_INTERRUPTS();
+		resetStringInfo(&key);
+		appendStringInfoString(&key, cmp <= 0 ? a.row.data : b.row.data);
+		n1 = cmp <= 0 ? CountEqual(&a, key.data) : 0;
+		n2 = cmp >= 0 ? CountEqual(&b, key.data) : 0;
+		if (n1 > n2)
+			AddSamples(&s1, &taken1, samples, key.data, n1 - n2);
+		else
+			AddSamples(&s2, &taken2, samples, key.data, n2 - n1);
+		ps->only_first += Max(n1 - n2, 0);
+		ps->only_second += Max(n2 - n1, 0);
+		if (n1 > 0)
+			ps->copies += Max(n2 - n1, 0);
+	}
+	ps->sample = MemoryContextStrdup(TopTransactionContext,
+									 psprintf("{\"only_after_first\": [%s], \"only_after_second\": [%s]}",
+											  s1.data, s2.data));
+}
+
 /* The close look: which rows differ between the two runs. */
 static void
 Differences(ProbeState *ps, int samples)
 {
-	static int	calls = 0;
-	StringInfoData sample;
-	/* names no table of the session has: the tables go with the subtransaction */
-	char	   *first = psprintf("pg_temp.backfill_probe_%d_%d_first", MyProcPid, ++calls);
-	char	   *second = psprintf("pg_temp.backfill_probe_%d_%d_second", MyProcPid, calls);
+	Tuplesortstate *first;
+	Tuplesortstate *second;
 
 	RunTransform(ps, 1);
-	KeepRows(ps, first);
+	first = KeepRows(ps);
 	RunTransform(ps, 2);
-	KeepRows(ps, second);
-	initStringInfo(&sample);
-	appendStringInfoChar(&sample, '{');
-	ps->only_first = OnlyIn(first, second, samples, &sample, "only_after_first");
-	ps->only_second = OnlyIn(second, first, samples, &sample, "only_after_second");
-	if (SPI_execute(psprintf("SELECT pg_catalog.count(*) FROM (SELECT r FROM %s EXCEPT ALL SELECT r FROM %s) d"
-							 " WHERE d.r IN (SELECT r FROM %s)", second, first, first), false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not compare the two runs");
-	{
-		bool		isnull;
-
-		ps->copies = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	appendStringInfoChar(&sample, '}');
-	ps->sample = MemoryContextStrdup(TopTransactionContext, sample.data);
+	second = KeepRows(ps);
+	CompareSorted(ps, first, second, samples);
+	tuplesort_end(first);
+	tuplesort_end(second);
 }
 
 /* Refuse transforms that would end the transaction the probe runs in. */

@@ -90,14 +90,15 @@ extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *typ
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
 extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);
-extern char *BackfillPinnedChange(BackfillRun *run);
-extern char *BackfillPinnedDefinition(const char *kind, const char *name);
 
 /* plan.c */
 extern char *BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi);
 extern char *BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi);
 extern char *BackfillWindowScope(const char *column, const char *type, const char *lo, const char *hi,
 								 const char *alias);
-extern char *BackfillPinnedObjects(const char *sql);
+
+/* pin.c */
+extern char *BackfillPinnedObjects(const char *sql, const char *search_path);
+extern char *BackfillPinnedChange(BackfillRun *run);
 
 #endif							/* BACKFILL_RUN_H */

@@ -618,36 +618,6 @@ BackfillRunUnschedule(BackfillRun *run)
 }
 
 /*
- * The current definition of a pinned object, found by its qualified name;
- * NULL when there is no such object.
- */
-char *
-BackfillPinnedDefinition(const char *kind, const char *name)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	const char *sql;
-	int			nest = BackfillPinSearchPath();
-	int			rc;
-	char	   *def = NULL;
-
-	if (strcmp(kind, "function") == 0)
-		sql = "SELECT CASE WHEN p.prokind = 'a'"
-			" THEN (SELECT a::text FROM pg_aggregate a WHERE a.aggfnoid = p.oid)"
-			" ELSE pg_get_functiondef(p.oid) END"
-			" FROM pg_proc p WHERE p.oid = to_regprocedure($1)";
-	else
-		sql = "SELECT pg_get_viewdef(c.oid) FROM pg_class c WHERE c.oid = to_regclass($1)";
-	rc = SPI_execute_with_args(sql, 1, types, values, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the definition of %s", name);
-	if (SPI_processed > 0)
-		def = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	BackfillUnpinSearchPath(nest);
-	return def;
-}
-
-/*
  * The fields of each object of a jsonb array (text), as rows of C strings
  * (NULL for a missing field); *n gets the number of rows.  Must be called
  * inside SPI; what is read is copied out of it.
@@ -677,26 +647,6 @@ BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint
 			rows[i][f] = SPI_getvalue(SPI_tuptable->vals[i * nfields + f], SPI_tuptable->tupdesc, 1);
 	}
 	return rows;
-}
-
-/* NULL when every pinned object is as planned, else what changed, as a sentence. */
-char *
-BackfillPinnedChange(BackfillRun *run)
-{
-	static const char *const fields[3] = {"kind", "name", "definition"};
-	uint64		n;
-	char	 ***rows = BackfillJsonbRows(run->pinned, 3, fields, &n);
-
-	for (uint64 i = 0; i < n; i++)
-	{
-		char	   *now = BackfillPinnedDefinition(rows[i][0], rows[i][1]);
-
-		if (now == NULL)
-			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
-		if (strcmp(now, rows[i][2]) != 0)
-			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
-	}
-	return NULL;
 }
 
 /* Connect, read the run, check the caller's right to act on it. */

@@ -38,20 +38,26 @@
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_attrdef.h"
+#include "access/genam.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/comment.h"
 #include "commands/defrem.h"
 #include "commands/tablespace.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_coerce.h"
+#include "rewrite/prs2lock.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
@@ -151,6 +157,98 @@ CopyTableAcl(Oid src, Oid dst)
 }
 
 /*
+ * One trigger of part, made again on staging from its catalog row: its
+ * function by OID, its arguments, events, columns, transition tables and
+ * WHEN clause (its columns mapped by name) as they are, with no text
+ * rewritten: an argument or a literal holding the partition's name is kept.
+ */
+static void
+CopyTrigger(Form_pg_trigger trig, HeapTuple tup, Relation tgrel, Relation part, Relation staging)
+{
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
+	bool		isnull;
+	Datum		value;
+	Node	   *qual = NULL;
+
+	stmt->trigname = pstrdup(NameStr(trig->tgname));
+	stmt->isconstraint = OidIsValid(trig->tgconstraint);
+	stmt->row = TRIGGER_FOR_ROW(trig->tgtype);
+	stmt->timing = trig->tgtype & TRIGGER_TYPE_TIMING_MASK;
+	stmt->events = trig->tgtype & TRIGGER_TYPE_EVENT_MASK;
+	stmt->deferrable = trig->tgdeferrable;
+	stmt->initdeferred = trig->tginitdeferred;
+	for (int i = 0; i < trig->tgattr.dim1; i++)
+		stmt->columns = lappend(stmt->columns,
+								makeString(get_attname(RelationGetRelid(part), trig->tgattr.values[i], false)));
+	value = heap_getattr(tup, Anum_pg_trigger_tgargs, RelationGetDescr(tgrel), &isnull);
+	if (!isnull && trig->tgnargs > 0)
+	{
+		char	   *arg = (char *) VARDATA_ANY(DatumGetByteaPP(value));
+
+		for (int i = 0; i < trig->tgnargs; i++, arg += strlen(arg) + 1)
+			stmt->args = lappend(stmt->args, makeString(pstrdup(arg)));
+	}
+	for (int isnew = 0; isnew <= 1; isnew++)
+	{
+		value = heap_getattr(tup, isnew ? Anum_pg_trigger_tgnewtable : Anum_pg_trigger_tgoldtable,
+							 RelationGetDescr(tgrel), &isnull);
+		if (!isnull)
+		{
+			TriggerTransition *tt = makeNode(TriggerTransition);
+
+			tt->name = pstrdup(NameStr(*DatumGetName(value)));
+			tt->isNew = isnew;
+			tt->isTable = true;
+			stmt->transitionRels = lappend(stmt->transitionRels, tt);
+		}
+	}
+	value = heap_getattr(tup, Anum_pg_trigger_tgqual, RelationGetDescr(tgrel), &isnull);
+	if (!isnull)
+	{
+		qual = stringToNode(TextDatumGetCString(value));
+		qual = (Node *) map_partition_varattnos((List *) qual, PRS2_OLD_VARNO, staging, part);
+		qual = (Node *) map_partition_varattnos((List *) qual, PRS2_NEW_VARNO, staging, part);
+	}
+	(void) CreateTrigger(stmt, NULL, RelationGetRelid(staging), trig->tgconstrrelid, InvalidOid,
+						 InvalidOid, trig->tgfoid, InvalidOid, qual, false, false);
+	CommandCounterIncrement();
+}
+
+/* The partition's own triggers (not internal, not cloned from the parent), copied to staging. */
+static void
+CopyTriggers(Oid partid, Oid stagingid)
+{
+	Relation	tgrel = table_open(TriggerRelationId, AccessShareLock);
+	Relation	part = table_open(partid, NoLock);
+	Relation	staging = table_open(stagingid, NoLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *tuples = NIL;
+	ListCell   *lc;
+
+	ScanKeyInit(&key, Anum_pg_trigger_tgrelid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(partid));
+	scan = systable_beginscan(tgrel, TriggerRelidNameIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		Form_pg_trigger trig = (Form_pg_trigger) GETSTRUCT(tup);
+
+		if (!trig->tgisinternal && !OidIsValid(trig->tgparentid))
+			tuples = lappend(tuples, heap_copytuple(tup));
+	}
+	systable_endscan(scan);
+	/* created after the scan: each CreateTrigger changes pg_trigger */
+	foreach(lc, tuples)
+	{
+		CHECK_FOR_INTERRUPTS();
+		CopyTrigger((Form_pg_trigger) GETSTRUCT((HeapTuple) lfirst(lc)), lfirst(lc), tgrel, part, staging);
+	}
+	table_close(staging, NoLock);
+	table_close(part, NoLock);
+	table_close(tgrel, AccessShareLock);
+}
+
+/*
  * Create the staging table for bp beside the partition and return its OID.
  * Must be called inside SPI, with search_path pinned.
  */
@@ -229,14 +327,9 @@ BackfillCreateStaging(BackfillPart *bp)
 	 * The partition's own triggers, in the state they are in; those cloned
 	 * from the parent come back with ATTACH.
 	 */
+	CopyTriggers(bp->part, staging);
 	BackfillExecGenerated(
-		"SELECT pg_catalog.replace(pg_catalog.pg_get_triggerdef(oid),"
-		"  ' ON ' OPERATOR(pg_catalog.||) $3 OPERATOR(pg_catalog.||) ' ',"
-		"  ' ON ' OPERATOR(pg_catalog.||) $2 OPERATOR(pg_catalog.||) ' ')"
-		" FROM pg_catalog.pg_trigger"
-		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal AND tgparentid OPERATOR(pg_catalog.=) 0"
-		" UNION ALL"
-		" SELECT pg_catalog.format('ALTER TABLE %s %s TRIGGER %I', $2,"
+		"SELECT pg_catalog.format('ALTER TABLE %s %s TRIGGER %I', $2,"
 		"  CASE tgenabled WHEN 'D' THEN 'DISABLE' WHEN 'R' THEN 'ENABLE REPLICA' ELSE 'ENABLE ALWAYS' END, tgname)"
 		" FROM pg_catalog.pg_trigger"
 		" WHERE tgrelid OPERATOR(pg_catalog.=) $1 AND NOT tgisinternal AND tgparentid OPERATOR(pg_catalog.=) 0"

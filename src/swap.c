@@ -398,10 +398,52 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 }
 
 /*
+ * A view, or a function whose SQL-standard body (BEGIN ATOMIC, RETURN)
+ * reads the partition, refers to it by OID: it would follow the archive
+ * under keep_old, or stop the DROP otherwise.
+ */
+static void
+RefuseDependentCode(BackfillPart *bp)
+{
+	char	   *fk = BackfillQueryText("SELECT pg_catalog.format('%s', r.ev_class::pg_catalog.regclass)"
+						   " FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_rewrite r"
+						   "   ON r.oid OPERATOR(pg_catalog.=) d.objid"
+						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
+						   "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+						   "   AND d.refobjid OPERATOR(pg_catalog.=) $1"
+						   "   AND r.ev_class OPERATOR(pg_catalog.<>) $1 LIMIT 1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: view %s depends on it", bp->qualname, fk),
+				 errdetail("The view would go on reading the old partition."),
+				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
+
+	/* so would a function whose SQL-standard body (BEGIN ATOMIC, RETURN) names it */
+	fk = BackfillQueryText("SELECT pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,"
+						   "  pg_catalog.pg_get_function_identity_arguments(p.oid))"
+						   " FROM pg_catalog.pg_depend d"
+						   " JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.objid"
+						   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace"
+						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass"
+						   "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+						   "   AND d.refobjid OPERATOR(pg_catalog.=) $1"
+						   "   AND d.deptype OPERATOR(pg_catalog.=) 'n'"
+						   " ORDER BY 1 LIMIT 1", bp->part);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: function %s depends on it", bp->qualname, fk),
+				 errdetail("Its SQL-standard body refers to the partition by OID: it would go on reading the old partition."),
+				 errhint("Have the function read the partitioned table, or drop it for the backfill.")));
+}
+
+/*
  * Refuse what a swap cannot carry over.  A foreign key that points at the
  * partition or one of its ancestors: DETACH fails on such a partition when
  * rows reference it, and swapping would leave the references dangling.
- * A view or rule on the partition: it would keep reading the old table.
+ * A view or rule on the partition, or a function whose SQL-standard body
+ * reads it: it would keep reading the old table.
  * Row-level security of the partition's own: policies are not copied.
  */
 void
@@ -421,20 +463,7 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errdetail("Swapping a referenced partition would leave the references dangling."),
 				 errhint("Drop the foreign key for the backfill, or use backfill_merge.")));
 
-	/* a view on the partition would follow the archive, or stop the DROP */
-	fk = BackfillQueryText("SELECT pg_catalog.format('%s', r.ev_class::pg_catalog.regclass)"
-						   " FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_rewrite r"
-						   "   ON r.oid OPERATOR(pg_catalog.=) d.objid"
-						   " WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass"
-						   "   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
-						   "   AND d.refobjid OPERATOR(pg_catalog.=) $1"
-						   "   AND r.ev_class OPERATOR(pg_catalog.<>) $1 LIMIT 1", bp->part);
-	if (fk != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace partition %s: view %s depends on it", bp->qualname, fk),
-				 errdetail("The view would go on reading the old partition."),
-				 errhint("Define the view on the partitioned table, or drop it for the backfill.")));
+	RefuseDependentCode(bp);
 
 	/* a swap is not replicated: subscribers would keep the old rows */
 	BackfillRefusePublished(bp->part, NULL);

@@ -11,7 +11,7 @@
 -- A sequence the transform draws from advances: the documented limit of the rollback.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(133);
+SELECT plan(137);
 
 -- fp(rel, scope): the scope's fingerprint as text
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
@@ -354,6 +354,37 @@ SELECT is((SELECT verdict FROM p15),
           'not a repair of the window: the second run changed rows outside the scope (a second run leaves the 11 rows of the window unchanged)',
           'outside, second run: the verdict names the second run');
 SELECT is(pg_temp.fp('o2'), (SELECT fp FROM o2_before), 'outside, second run: afterwards the table is as it was');
+
+-- ============================================================ a role without TEMPORARY
+-- The close look keeps the two states without temporary tables: a role that may not create
+-- them is probed like any other, the differing rows counted and sampled.
+CREATE ROLE regress_pc_notemp;
+DO $$ BEGIN EXECUTE format('REVOKE TEMPORARY ON DATABASE %I FROM PUBLIC', current_database()); END $$;
+CREATE TABLE nt (id int, v int);
+INSERT INTO nt SELECT g, g FROM generate_series(1, 20) g;
+ALTER TABLE nt OWNER TO regress_pc_notemp;
+CREATE FUNCTION pg_temp.probe_as(r text, transform text, rel text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE v text;
+BEGIN
+	EXECUTE format('SET LOCAL ROLE %I', r);
+	BEGIN
+		SELECT row(idempotent, rows_only_after_first, rows_only_after_second,
+				   jsonb_array_length(sample->'only_after_first'), sample->'only_after_second'->0)::text
+		INTO v FROM backfill_probe_idempotency(transform, rel::regclass, sample_rows => 3);
+	EXCEPTION WHEN OTHERS THEN v := SQLSTATE || ': ' || SQLERRM;
+	END;
+	RESET ROLE;
+	RETURN v;
+END $$;
+SELECT is(has_database_privilege('regress_pc_notemp', current_database(), 'TEMPORARY'), false,
+          'no TEMPORARY: the role may not create temporary tables');
+SELECT is(pg_temp.probe_as('regress_pc_notemp', $$UPDATE nt SET v = v + 1 WHERE id <= 4$$, 'nt'),
+          '(f,4,4,3,"{""v"": 3, ""id"": 1}")',
+          'no TEMPORARY: the runs differ, and the probe counts and samples the rows without a temporary table');
+SELECT is(pg_temp.probe_as('regress_pc_notemp', $$INSERT INTO nt VALUES (1, 1), (1, 1)$$, 'nt'),
+          '(f,0,2,0,"{""v"": 1, ""id"": 1}")',
+          'no TEMPORARY: an append counts its duplicates as a multiset');
+SELECT is((SELECT row(count(*), sum(v))::text FROM nt), '(20,210)', 'no TEMPORARY: afterwards the table is as it was');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -9,7 +9,7 @@
 -- no result and no error of a replacement, an undo or a refusal.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(96);
+SELECT plan(98);
 
 CREATE ROLE regress_rb_writer;
 CREATE ROLE regress_rb_partowner;
@@ -86,6 +86,14 @@ CREATE TABLE rb_dep (id int, v text) PARTITION BY RANGE (id);
 CREATE TABLE rb_dep_1 PARTITION OF rb_dep FOR VALUES FROM (0) TO (100);
 INSERT INTO rb_dep SELECT g, 'old' FROM generate_series(0, 99) g;
 CREATE VIEW rb_dep_view AS SELECT * FROM rb_dep_1;
+-- a partition that a function's SQL-standard body reads (pg_depend ties it by OID)
+CREATE TABLE rb_fdep (id int, v text) PARTITION BY RANGE (id);
+CREATE TABLE rb_fdep_1 PARTITION OF rb_fdep FOR VALUES FROM (0) TO (100);
+INSERT INTO rb_fdep SELECT g, 'old' FROM generate_series(0, 99) g;
+CREATE FUNCTION rb_fdep_old() RETURNS bigint LANGUAGE sql STABLE
+BEGIN ATOMIC
+	SELECT count(*) FROM rb_fdep_1 WHERE v = 'old';
+END;
 CREATE SEQUENCE rb_seq;
 CREATE TYPE rb_type AS (x int);
 CREATE FOREIGN DATA WRAPPER regress_rb_fdw;
@@ -254,6 +262,12 @@ SELECT matches(pg_temp.works($$SELECT * FROM backfill_replace_partition('rb_dep_
                                              count(*) FILTER (WHERE v = 'new'), count(*) FILTER (WHERE v = 'old')) FROM rb_dep_view$$),
                '^(ERROR (2BP01|0A000): |the view reads 100 rows of the new partition and 0 of the archive$)',
                'part: with keep_old, a partition a view reads is refused, or the view reads the new partition (not silently the archive)');
+SELECT is(pg_temp.works($$SELECT * FROM backfill_replace_partition('rb_fdep_1', 'SELECT id, ''new'' AS v FROM rb_fdep_1', keep_old => true)$$,
+                        $$SELECT format('the function counts %s old rows', rb_fdep_old())$$),
+          'ERROR 0A000: cannot replace partition public.rb_fdep_1: function public.rb_fdep_old() depends on it',
+          'part: with keep_old, a partition a BEGIN ATOMIC function reads is refused (not silently read from the archive)');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_replace_partition('rb_fdep_1', 'SELECT id, ''new'' AS v FROM rb_fdep_1')$$, '0A000',
+	'^cannot replace partition public\.rb_fdep_1: function public\.rb_fdep_old\(\) depends on it$', 'part: a partition a BEGIN ATOMIC function reads is refused, naming the function');
 SELECT is(pg_temp.works($$SELECT * FROM backfill_replace_partition('rb_2026_01', 'SELECT id, day FROM rb_src WHERE false', allow_empty => true)$$,
                         $$SELECT count(*) FROM rb_2026_01$$),
           '0', 'source: no rows, with allow_empty');

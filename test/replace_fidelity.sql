@@ -1,6 +1,6 @@
 -- test/replace_fidelity.sql: what a replacement must not change, add or cut
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 CREATE TABLE rf (id int NOT NULL, day date NOT NULL, code varchar(3), PRIMARY KEY (id, day))
 	PARTITION BY RANGE (day);
@@ -57,6 +57,27 @@ SELECT throws_ok($$SELECT * FROM backfill_replace_partition('rf_02', 'SELECT 1 A
 	'a partition whose parent is published is refused');
 SELECT is((SELECT count(*)::int FROM pg_class WHERE relname LIKE 'backfill_stage%'), 0,
 	'no staging table is left by the refusals');
+
+-- a trigger of the partition's own is copied from the catalog, not by rewriting its text: an
+-- argument and a WHEN literal that hold the partition's name stay as they were, and the WHEN
+-- clause and UPDATE OF column follow the columns by name past a dropped one
+CREATE TABLE rt (id int NOT NULL, day date NOT NULL, note text) PARTITION BY RANGE (day);
+CREATE TABLE rt_01 (gone int, id int NOT NULL, day date NOT NULL, note text);
+ALTER TABLE rt_01 DROP COLUMN gone;
+ALTER TABLE rt ATTACH PARTITION rt_01 FOR VALUES FROM ('2026-01-01') TO ('2026-02-01');
+CREATE FUNCTION rt_tag() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN NEW.note := TG_ARGV[0] || '/' || TG_ARGV[1]; RETURN NEW; END $$;
+CREATE TRIGGER rt_tag BEFORE INSERT OR UPDATE OF note ON rt_01 FOR EACH ROW
+	WHEN (NEW.note <> ' ON public.rt_01 ') EXECUTE FUNCTION rt_tag(' ON public.rt_01 ', 'rt_01');
+CREATE TEMP TABLE rt_def AS SELECT pg_get_triggerdef(oid) AS def FROM pg_trigger WHERE tgname = 'rt_tag';
+SELECT lives_ok($$SELECT * FROM backfill_replace_partition('rt_01',
+	'SELECT 1 AS id, $1 AS day, ''x'' AS note')$$, 'a partition with a trigger naming it in its argument and WHEN clause');
+SELECT is((SELECT pg_get_triggerdef(t.oid) FROM pg_trigger t WHERE t.tgrelid = 'rt_01'::regclass AND t.tgname = 'rt_tag'),
+	(SELECT def FROM rt_def), 'the new partition''s trigger has the definition the old one had, word for word');
+INSERT INTO rt VALUES (2, '2026-01-02', 'y');
+UPDATE rt SET note = 'z' WHERE id = 1;
+SELECT is((SELECT array_agg(note ORDER BY id) FROM rt), ARRAY[' ON public.rt_01 /rt_01', ' ON public.rt_01 /rt_01'],
+	'the copied trigger fires, on INSERT and UPDATE OF its column, with its arguments intact');
 
 SELECT * FROM finish();
 ROLLBACK;

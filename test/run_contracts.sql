@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(152);
+SELECT plan(162);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -330,8 +330,63 @@ CREATE OR REPLACE FUNCTION rc_net(amount numeric, refunded boolean) RETURNS nume
 SELECT ok((SELECT count(*) FROM backfill_dry_run((SELECT id FROM r2))) = 1, 'pinned: back as planned, the dry run works');
 ALTER VIEW rc_model RENAME TO rc_model_v2;
 SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r2)), '55000',
-	'^view public.rc_model was dropped since run [0-9]+ was planned$', 'pinned: a view that is gone is named');
+	'^view public.rc_model was renamed to public.rc_model_v2 since run [0-9]+ was planned$', 'pinned: a view renamed away from the name the source uses is named');
 ALTER VIEW rc_model_v2 RENAME TO rc_model;
+
+-- the pinned code is what the run executes, not only what the source names: a function a
+-- function calls (through a BEGIN ATOMIC body and a PL/pgSQL body), an aggregate's transition
+-- function, an operator's function, a domain's check, and a name that finds another function
+-- once a "$user" schema exists; each change blocks the run, named, and undoing it unblocks it
+CREATE FUNCTION rc_rate() RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT 1.0';
+CREATE FUNCTION rc_scaled(v numeric) RETURNS numeric LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN v * rc_rate(); END $$;
+CREATE FUNCTION rc_atomic(v numeric) RETURNS numeric LANGUAGE sql IMMUTABLE BEGIN ATOMIC SELECT rc_scaled(v); END;
+CREATE FUNCTION rc_step(s numeric, v numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT coalesce(s, 0) + v';
+CREATE AGGREGATE rc_total(numeric) (SFUNC = rc_step, STYPE = numeric);
+CREATE FUNCTION rc_plus(a numeric, b numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
+CREATE OPERATOR #+# (LEFTARG = numeric, RIGHTARG = numeric, FUNCTION = rc_plus);
+CREATE DOMAIN rc_amount AS numeric CONSTRAINT rc_amount_check CHECK (VALUE >= 0);
+CREATE TEMP TABLE r7 AS SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-12', source =>
+	'SELECT order_id, day, CAST(rc_atomic(rc_total(amount) #+# 0) AS rc_amount) AS revenue
+	 FROM rc_orders WHERE day >= $1 AND day < $2 GROUP BY order_id, day') AS id;
+SELECT is((SELECT array_agg(p->>'kind' || ' ' || (p->>'name') ORDER BY p->>'kind' COLLATE "C", p->>'name' COLLATE "C")
+		   FROM backfill_runs, jsonb_array_elements(pinned) p WHERE id = (SELECT id FROM r7)),
+		  ARRAY['domain public.rc_amount', 'function public.rc_atomic(numeric)', 'function public.rc_plus(numeric,numeric)',
+				'function public.rc_rate()', 'function public.rc_scaled(numeric)', 'function public.rc_step(numeric,numeric)',
+				'function public.rc_total(numeric)', 'name "rc_rate" called by public.rc_scaled(numeric)',
+				'operator public.#+#(numeric,numeric)'],
+		  'pinned: the code the source reaches through bodies, the aggregate, the operator and the domain');
+SELECT ok((SELECT count(*) FROM backfill_dry_run((SELECT id FROM r7))) > 0, 'pinned: as planned, the dry run works');
+CREATE OR REPLACE FUNCTION rc_rate() RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT 2.0';
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	'^function public.rc_rate\(\) changed since run [0-9]+ was planned$', 'pinned: a function called by a PL function called by a BEGIN ATOMIC function');
+CREATE OR REPLACE FUNCTION rc_rate() RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT 1.0';
+CREATE OR REPLACE FUNCTION rc_step(s numeric, v numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT coalesce(s, 0) + 2 * v';
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	'^function public.rc_step\(numeric,numeric\) changed since run [0-9]+ was planned$', 'pinned: an aggregate''s transition function');
+CREATE OR REPLACE FUNCTION rc_step(s numeric, v numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT coalesce(s, 0) + v';
+CREATE OR REPLACE FUNCTION rc_plus(a numeric, b numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT a + b + 1';
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	'^function public.rc_plus\(numeric,numeric\) changed since run [0-9]+ was planned$', 'pinned: an operator''s function');
+CREATE OR REPLACE FUNCTION rc_plus(a numeric, b numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT a + b';
+ALTER DOMAIN rc_amount DROP CONSTRAINT rc_amount_check;
+ALTER DOMAIN rc_amount ADD CONSTRAINT rc_amount_check CHECK (VALUE > -100);
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	'^domain public.rc_amount changed since run [0-9]+ was planned$', 'pinned: a domain''s check');
+ALTER DOMAIN rc_amount DROP CONSTRAINT rc_amount_check;
+ALTER DOMAIN rc_amount ADD CONSTRAINT rc_amount_check CHECK (VALUE >= 0);
+SELECT ok((SELECT count(*) FROM backfill_dry_run((SELECT id FROM r7))) > 0, 'pinned: each change undone, the dry run works again');
+SELECT format('CREATE SCHEMA %I', current_user) \gexec
+SELECT format('CREATE FUNCTION %I.rc_rate() RETURNS numeric LANGUAGE sql IMMUTABLE AS ''SELECT 3.0''', current_user) \gexec
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	format('^name "rc_rate" called by public.rc_scaled\(numeric\) resolves differently under search_path "\$user", public since run [0-9]+ was planned: it finds %s.rc_rate\(\)$', current_user),
+	'pinned: a "$user" schema created mid-run shadows a name a PL function calls');
+SELECT format('DROP FUNCTION %I.rc_rate()', current_user) \gexec
+SELECT format('CREATE FUNCTION %I.rc_atomic(v numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS ''SELECT v''', current_user) \gexec
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r7)), '55000',
+	format('^names resolve differently under search_path "\$user", public since run [0-9]+ was planned: the source now reaches function %s.rc_atomic\(numeric\)$', current_user),
+	'pinned: a "$user" schema created mid-run shadows a function the source names');
+SELECT format('DROP SCHEMA %I CASCADE', current_user) \gexec
+SELECT ok((SELECT count(*) FROM backfill_dry_run((SELECT id FROM r7))) > 0, 'pinned: the schema gone, the dry run works again');
 
 -- who sees what: a role that may read the target sees its runs, tasks and log records; one that
 -- may not sees none of them, and cannot tell a run of it from no run at all
