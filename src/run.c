@@ -26,10 +26,15 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -50,6 +55,7 @@
 #include "utils/regproc.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
@@ -254,6 +260,49 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid lockre
 								  &before, &after, details.data);
 }
 
+/* The rows of relid visible to this transaction, counted up to limit. */
+static int64
+CountRowsUpTo(Oid relid, int64 limit)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	int64		n = 0;
+
+	while (n < limit && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		n++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, NoLock);
+	return n;
+}
+
+/* Whether relid or a table above it forces row-level security on its owner. */
+static bool
+ForcedRowSecurity(Oid relid)
+{
+	List	   *rels = lcons_oid(relid, get_partition_ancestors(relid));
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		forced;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for relation %u", lfirst_oid(lc));
+		forced = ((Form_pg_class) GETSTRUCT(tup))->relrowsecurity &&
+			((Form_pg_class) GETSTRUCT(tup))->relforcerowsecurity;
+		ReleaseSysCache(tup);
+		if (forced)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Whether a task of an 'auto' run writes its partition by a delete and an
  * insert rather than a swap: when the partition holds at most
@@ -267,23 +316,28 @@ static bool
 AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 {
 	int64		n;
-	BackfillPart bp;
+	char	   *fk;
 
 	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
 		return false;
-	n = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM"
-													 " (SELECT 1 FROM ONLY %s LIMIT %d) r",
-													 BackfillQualifiedName(relid),
-													 run->opts.small_partition_rows + 1),
-											0, NULL, NULL));
+	n = CountRowsUpTo(relid, run->opts.small_partition_rows + 1);
 	if (n > run->opts.small_partition_rows)
 	{
 		*why = psprintf("strategy auto: %s held more than small_partition_rows (%d) rows, so it was swapped",
 						BackfillQualifiedName(relid), run->opts.small_partition_rows);
 		return false;
 	}
-	BackfillResolvePart(relid, "task", &bp);
-	BackfillRefuseReferencedPartition(&bp);
+	fk = BackfillQueryText("SELECT pg_catalog.format('%I of table %s', c.conname, c.conrelid::pg_catalog.regclass)"
+						   " FROM pg_catalog.pg_constraint c"
+						   " WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
+						   " AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
+						   " LIMIT 1", relid);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rewrite partition %s: foreign key %s references it", BackfillQualifiedName(relid), fk),
+				 errdetail("Deleting its rows would fire the foreign key's actions on the referencing table."),
+				 errhint("Drop the foreign key for the backfill, or plan the run with strategy 'merge'.")));
 	*why = psprintf("strategy auto: %s held " INT64_FORMAT " rows, at most small_partition_rows (%d), so it was"
 					" written in place, without the DDL of a swap: %s", BackfillQualifiedName(relid), n,
 					run->opts.small_partition_rows,
@@ -309,21 +363,30 @@ RewriteSmallPartition(BackfillRun *run, BackfillTask *task, const char *bound, O
 	BackfillFingerprint after;
 	StringInfoData details;
 	uint64		inserted;
+	SPIPlanPtr	insert;
+	Snapshot	snap;
 
-	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_partition_ancestors($1) a"
-						  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
-						  " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", relid) != NULL)
+	if (ForcedRowSecurity(relid))
 		return DeleteInsert(run, task, bound, relid);
 
 	cols = SourceColumns(bound);
 	LockRelationOid(relid, ShareRowExclusiveLock);
 	BackfillFingerprintRel(relid, NULL, false, &before);
-	/* one statement: a source that reads the partition reads it as it was */
-	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM ONLY %s RETURNING 1)"
-							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
-							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
-							 part, part, cols, cols, bound), false, 0) != SPI_OK_INSERT)
+
+	/*
+	 * The source is read on a snapshot taken before the delete, so that a
+	 * source that reads the partition reads it as it was; the insert's
+	 * unique checks see the deleted rows as gone.
+	 */
+	insert = BackfillPrepare(psprintf("INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s", part, cols, cols, bound),
+							 0, NULL, "source");
+	CommandCounterIncrement();
+	snap = RegisterSnapshot(GetLatestSnapshot());
+	if (SPI_execute(psprintf("DELETE FROM ONLY %s", part), false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not empty partition %s", part);
+	if (SPI_execute_snapshot(insert, NULL, NULL, snap, InvalidSnapshot, false, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not rewrite partition %s", part);
+	UnregisterSnapshot(snap);
 	inserted = SPI_processed;
 	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
 		ereport(ERROR,

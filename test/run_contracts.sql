@@ -101,7 +101,7 @@ SELECT pg_temp.refuses($$SELECT backfill_plan('rc', '2026-03-11', '2026-03-13', 
 SELECT pg_temp.refuses($$SELECT backfill_plan('rc', '2026-03-11', '2026-03-13', 'TABLE rc_model', NULL)$$, '22004', '^strategy must not be NULL$', 'plan: strategy NULL');
 SELECT pg_temp.refuses($$SELECT backfill_plan('rc', '2026-03-11', '2026-03-13', 'TABLE rc_model', options => NULL)$$, '22004', '^options must not be NULL$', 'plan: options NULL');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'append')$$, '0A000', '^strategy "append" is not a backfill strategy$', 'plan: append is refused with the reason');
-SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'upsert')$$, '22023', '^strategy must be .replace. or .merge., not "upsert"$', 'plan: unknown strategy');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'upsert')$$, '22023', '^strategy must be .replace., .merge. or .auto., not "upsert"$', 'plan: unknown strategy');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'merge')$$, '22004', '^key must not be NULL$', 'plan: merge without a key');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'merge', '{nope}')$$, '42703', 'nope', 'plan: a key column that does not exist');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 'merge', '{}')$$, '22023', 'key', 'plan: an empty key');
