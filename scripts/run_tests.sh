@@ -6,12 +6,13 @@
 # its checks and its chart rendered in headless Chromium, then pgTAP suites (test/) through
 # pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
 # suite that failed, the tail of the server log, then one line per suite and the closing
-# "N passed, N failed" line.  The exit status is non-zero if any suite failed.
+# "PostgreSQL V: N passed, N failed" line.  The exit status is non-zero if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+SERVER=$("$PG_CONFIG" --version | awk '{print $1, $2}')	# "PostgreSQL 15.20"
 OUT="$BACKFILL_TMP/suites"
 mkdir -p "$OUT"
 suites=()
@@ -131,9 +132,9 @@ if [ "$total_bad" -gt 0 ]; then
 fi
 
 echo
-echo "== summary =="
+echo "== summary ($SERVER) =="
 for s in "${suites[@]}"; do
 	printf '%-16s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
 done
-echo "$total_ok passed, $total_bad failed"
+echo "$SERVER: $total_ok passed, $total_bad failed"
 [ "$total_bad" -eq 0 ]
