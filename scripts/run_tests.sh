@@ -85,6 +85,12 @@ if [ -e "${tap[0]}" ]; then
 		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/test/perl" t/*.pl) 2>&1 | tee "$OUT/tap"
 	count_tap "$OUT/tap" tap "${PIPESTATUS[0]}"
+	# The test library sends a test's own errors (a die, a timeout) to its log file, not to
+	# prove: keep the end of each failed test's log with the suite's output.
+	for f in $(sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat: [1-9].*/\1/p; s/^\(t\/[^ ]*\.pl\) .*Failed: [1-9].*/\1/p' "$OUT/tap" | sort -u); do
+		log=$(find "$tapdir" -name "regress_log_$(basename "$f" .pl)" 2>/dev/null | head -n 1)
+		[ -n "$log" ] && { echo "--- the end of $f's log ---"; tail -n 40 "$log"; } >> "$OUT/tap"
+	done
 fi
 
 echo "== demo (make demo's lab and its checks, then its chart in headless Chromium) =="
