@@ -6,8 +6,8 @@
  *
  * Everything version-dependent goes through here, so the rest of the code
  * reads as if there were one server version.  Each difference is a
- * BACKFILL_HAVE_<feature> macro named for the feature, defined from the
- * server version in one place, and the code tests the feature.
+ * BACKFILL_HAVE_<feature> macro named for the feature, defined here from the
+ * server version, and the shims below test the feature.
  *
  *-------------------------------------------------------------------------
  */
@@ -39,27 +39,38 @@
 
 /*
  * 18: NOT NULL constraints are rows of pg_constraint (contype 'n') that may
- * be NOT VALID while attnotnull is set; CHECK constraints may be NOT ENFORCED
+ * be NOT VALID while attnotnull is set.  (18's NOT ENFORCED CHECK constraints
+ * need no code: LIKE ... INCLUDING ALL copies them as they are.)
  */
 #if PG_VERSION_NUM >= 180000
 #define BACKFILL_HAVE_NOT_NULL_CONSTRAINTS
-#define BACKFILL_HAVE_NOT_ENFORCED
 #include "access/htup_details.h"
 #include "catalog/pg_constraint.h"
 #endif
 
-/* 16 moved the varlena macros out of postgres.h */
+/* 16: the varlena macros live in varatt.h, no longer in postgres.h */
 #if PG_VERSION_NUM >= 160000
+#define BACKFILL_HAVE_VARATT_H
 #include "varatt.h"
 #endif
 
-/* 15.0 named InitMaterializedSRF SetSingleFuncCall */
+/* 16: object_ownercheck and object_aclcheck replace the per-catalog checks */
+#if PG_VERSION_NUM >= 160000
+#define BACKFILL_HAVE_OBJECT_ACL_CHECKS
+#endif
+
+/* 16: parsing functions take a soft-error context (escontext) */
+#if PG_VERSION_NUM >= 160000
+#define BACKFILL_HAVE_SOFT_ERRORS
+#endif
+
+/* 15.1: SetSingleFuncCall was renamed InitMaterializedSRF */
 #if PG_VERSION_NUM < 150001
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
 #endif
 
 /* Does roleid own relation relid? */
-#if PG_VERSION_NUM >= 160000
+#ifdef BACKFILL_HAVE_OBJECT_ACL_CHECKS
 #define BackfillRelOwnerCheck(relid, roleid) \
 	object_ownercheck(RelationRelationId, (relid), (roleid))
 #else
@@ -114,8 +125,8 @@ BackfillAttNotNullProven(Oid relid, AttrNumber attnum, bool attnotnull)
 #endif
 }
 
-/* 16 replaced the per-catalog ACL checks by object_aclcheck */
-#if PG_VERSION_NUM >= 160000
+/* May roleid use schema nspid in mode? */
+#ifdef BACKFILL_HAVE_OBJECT_ACL_CHECKS
 #define BackfillSchemaAclCheck(nspid, roleid, mode) \
 	object_aclcheck(NamespaceRelationId, (nspid), (roleid), (mode))
 #else
@@ -123,8 +134,8 @@ BackfillAttNotNullProven(Oid relid, AttrNumber attnum, bool attnotnull)
 	pg_namespace_aclcheck((nspid), (roleid), (mode))
 #endif
 
-/* 16 added an error-saving context to stringToQualifiedNameList */
-#if PG_VERSION_NUM >= 160000
+/* A qualified name's list of parts, raising on a bad one */
+#ifdef BACKFILL_HAVE_SOFT_ERRORS
 #define BackfillQualifiedNameList(s) stringToQualifiedNameList((s), NULL)
 #else
 #define BackfillQualifiedNameList(s) stringToQualifiedNameList(s)
