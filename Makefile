@@ -5,6 +5,11 @@
 #                   against a throwaway cluster
 #   make demo       the same set-up, then the demo
 #   make bench      the same set-up, then the side-by-side benchmark
+#
+# Against Debian's PostgreSQL 15 by default.  PG=18 (any major version with a source
+# archive in ../shared/sources) builds that server once into a cache directory outside the
+# repository, with pg_cron and pgTAP (scripts/pg_server.sh), and uses it; PG_CONFIG=...
+# uses another installed server (pg_cron and pgTAP are added to it if missing).
 
 EXTENSION = backfill
 DATA = backfill--1.0.sql
@@ -42,6 +47,12 @@ REGRESS_OUTDIR ?= .
 # rebuild objects when a header they include changes
 override autodepend = yes
 
+ifneq ($(filter-out 15,$(PG)),)
+PG_CONFIG := $(shell scripts/pg_server.sh path $(PG))
+SERVER_SETUP = scripts/deps.sh --server-build && scripts/pg_server.sh build $(PG) >/dev/null
+else
+SERVER_SETUP = scripts/deps.sh
+endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(PGXS),)
@@ -55,16 +66,16 @@ endif
 .PHONY: test demo bench deps
 
 deps:
-	@scripts/deps.sh
+	@$(SERVER_SETUP)
 
 test:
-	@scripts/deps.sh
-	@scripts/with_cluster.sh scripts/run_tests.sh
+	@$(SERVER_SETUP)
+	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_tests.sh
 
 demo:
-	@scripts/deps.sh
-	@scripts/with_cluster.sh scripts/run_demo.sh
+	@$(SERVER_SETUP)
+	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_demo.sh
 
 bench:
-	@scripts/deps.sh
-	@scripts/with_cluster.sh scripts/run_bench.sh
+	@$(SERVER_SETUP)
+	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_bench.sh

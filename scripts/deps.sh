@@ -2,6 +2,8 @@
 # scripts/deps.sh: install what `make test`, `make demo` and `make bench` need, if missing.
 #
 # Debian 12 packages only; runs apt-get as root, or through sudo for another user.
+# --server-build: also what building PostgreSQL and pg_cron from source needs
+# (scripts/pg_server.sh, for `make test PG=18`).
 set -euo pipefail
 
 PGVER=${PGVER:-15}
@@ -18,6 +20,9 @@ packages=(
 	fonts-dejavu-core
 	python3
 )
+if [ "${1:-}" = --server-build ]; then
+	packages+=(bison flex pkg-config zlib1g-dev libicu-dev liblz4-dev libxml2-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,12 +6,13 @@
 # its checks and its chart rendered in headless Chromium, then pgTAP suites (test/) through
 # pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
 # suite that failed, the tail of the server log, then one line per suite and the closing
-# "N passed, N failed" line.  The exit status is non-zero if any suite failed.
+# "PostgreSQL V: N passed, N failed" line.  The exit status is non-zero if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+SERVER=$("$PG_CONFIG" --version | awk '{print $1, $2}')	# "PostgreSQL 15.20"
 OUT="$BACKFILL_TMP/suites"
 mkdir -p "$OUT"
 suites=()
@@ -84,6 +85,12 @@ if [ -e "${tap[0]}" ]; then
 		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
 		prove -I "$PGXS_DIR/test/perl" t/*.pl) 2>&1 | tee "$OUT/tap"
 	count_tap "$OUT/tap" tap "${PIPESTATUS[0]}"
+	# The test library sends a test's own errors (a die, a timeout) to its log file, not to
+	# prove: keep the end of each failed test's log with the suite's output.
+	for f in $(sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat: [1-9].*/\1/p; s/^\(t\/[^ ]*\.pl\) .*Failed: [1-9].*/\1/p' "$OUT/tap" | sort -u); do
+		log=$(find "$tapdir" -name "regress_log_$(basename "$f" .pl)" 2>/dev/null | head -n 1)
+		[ -n "$log" ] && { echo "--- the end of $f's log ---"; tail -n 40 "$log"; } >> "$OUT/tap"
+	done
 fi
 
 echo "== demo (make demo's lab and its checks, then its chart in headless Chromium) =="
@@ -131,9 +138,9 @@ if [ "$total_bad" -gt 0 ]; then
 fi
 
 echo
-echo "== summary =="
+echo "== summary ($SERVER) =="
 for s in "${suites[@]}"; do
 	printf '%-16s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
 done
-echo "$total_ok passed, $total_bad failed"
+echo "$SERVER: $total_ok passed, $total_bad failed"
 [ "$total_bad" -eq 0 ]

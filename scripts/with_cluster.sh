@@ -25,9 +25,21 @@ fi
 
 # Build with warnings as errors, then install into the server's directories
 # (BACKFILL_SKIP_BUILD=1: use the extension as installed).
+# Objects built for another server are cleaned first: their dependency files list only the
+# headers, which do not change when PG_CONFIG does.
 if [ -z "${BACKFILL_SKIP_BUILD:-}" ]; then
+	built_for="$("$PG_CONFIG" --version) $("$PG_CONFIG" --includedir-server)"
+	if [ "$(cat .built-for 2>/dev/null)" != "$built_for" ]; then
+		make -s clean PG_CONFIG="$PG_CONFIG" >/dev/null
+	fi
 	make -s COPT='-Werror' PG_CONFIG="$PG_CONFIG" >/dev/null
+	echo "$built_for" > .built-for
 	"${SUDO[@]}" make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+fi
+# a server other than Debian's: pg_cron and pgTAP, if it lacks them
+SHAREDIR=$("$PG_CONFIG" --sharedir)
+if [ ! -f "$SHAREDIR/extension/pg_cron.control" ] || [ ! -f "$SHAREDIR/extension/pgtap.control" ]; then
+	"${SUDO[@]}" scripts/pg_server.sh addons "$PG_CONFIG"
 fi
 
 TMP=$(mktemp -d /tmp/backfill.XXXXXX)

@@ -39,7 +39,6 @@
 #include "parser/parse_coerce.h"
 #include "parser/parser.h"
 #include "parser/scanner.h"
-#include "parser/gram.h"
 #include "partitioning/partdesc.h"
 #include "utils/acl.h"
 #include "rewrite/rewriteHandler.h"
@@ -65,12 +64,36 @@
 #define MAX_TASKS 100000
 
 /*
+ * The core scanner's token code for a parameter ($n).  The grammar's token
+ * numbers (parser/gram.h) are not installed with the server headers from
+ * PostgreSQL 16 on, so ask the scanner what it returns for "$1".
+ */
+static int
+ParamToken(void)
+{
+	static int	param = -1;
+
+	if (param < 0)
+	{
+		core_yy_extra_type yyextra;
+		core_yyscan_t scanner = scanner_init("$1", &yyextra, &ScanKeywords, ScanKeywordTokens);
+		core_YYSTYPE lval;
+		YYLTYPE		loc;
+
+		param = core_yylex(&lval, &loc, scanner);
+		scanner_finish(scanner);
+	}
+	return param;
+}
+
+/*
  * The source with $1 and $2 replaced by CAST('lo' AS type) and
  * CAST('hi' AS type).  Any other parameter number is an error.
  */
 char *
 BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi)
 {
+	int			param = ParamToken();	/* before our own scanner starts */
 	core_yy_extra_type yyextra;
 	core_yyscan_t scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	StringInfoData out;
@@ -86,7 +109,7 @@ BackfillBindWindow(const char *source, const char *type, const char *lo, const c
 
 		if (tok == 0)
 			break;
-		if (tok != PARAM)
+		if (tok != param)
 			continue;
 		if (lval.ival != 1 && lval.ival != 2)
 			ereport(ERROR,

@@ -983,23 +983,23 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 		char	   *untouched = NULL;
 		int			changed = 0;
 		bool		ok = true;
-		Oid			t3[3] = {INT8OID, JSONBOID, JSONBOID};
-		Datum		v3[3];
-		char		n3[3] = {' ', ' ', ' '};
+		Oid			ut[3] = {INT8OID, JSONBOID, JSONBOID};
+		Datum		uv[3];
+		char		un[3] = {' ', ' ', ' '};
 
 		if (run->opts.refresh_dependents)
 			refreshed = RefreshDependents(run, &ok);
 		if (run->opts.check_untouched)
 			untouched = CheckUntouched(run, &changed);
-		v3[0] = Int64GetDatum(run->id);
-		v3[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
-		n3[1] = refreshed ? ' ' : 'n';
-		v3[2] = untouched ? DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched)) : (Datum) 0;
-		n3[2] = untouched ? ' ' : 'n';
+		uv[0] = Int64GetDatum(run->id);
+		uv[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
+		un[1] = refreshed ? ' ' : 'n';
+		uv[2] = untouched ? DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched)) : (Datum) 0;
+		un[2] = untouched ? ' ' : 'n';
 		(void) BackfillStateExec(run->extschema,
 								 psprintf("UPDATE %s SET refreshed = $2, untouched_after = $3 WHERE id = $1",
 										  BackfillExtName(run->extschema, "backfill_runs_data")),
-								 3, t3, v3, n3, 0);
+								 3, ut, uv, un, 0);
 		if (!ok)
 		{
 			char	   *error = "a dependent materialized view could not be refreshed (see refreshed)";

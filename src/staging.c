@@ -731,7 +731,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	rte->relid = staging;
 	rte->relkind = RELKIND_RELATION;
 	rte->rellockmode = AccessExclusiveLock;
-	BackfillExecInitRangeTable(r.estate, list_make1(rte));
+	BackfillExecInitOneRelation(r.estate, rte);
 	r.rri = makeNode(ResultRelInfo);
 	InitResultRelInfo(r.rri, r.rel, 1, NULL, 0);
 	r.estate->es_output_cid = GetCurrentCommandId(true);

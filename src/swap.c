@@ -445,6 +445,8 @@ RefuseDependentCode(BackfillPart *bp)
  * A view or rule on the partition, or a function whose SQL-standard body
  * reads it: it would keep reading the old table.
  * Row-level security of the partition's own: policies are not copied.
+ * A foreign key to a partitioned table has a clone per referenced partition
+ * (named with a suffix from 18 on): the message names the one the user made.
  */
 void
 BackfillRefuseReferencedPartition(BackfillPart *bp)
@@ -454,7 +456,7 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 		" FROM pg_catalog.pg_constraint c"
 		" WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
 		" AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
-		" LIMIT 1", bp->part);
+		" ORDER BY c.conparentid OPERATOR(pg_catalog.<>) 0, c.oid LIMIT 1", bp->part);
 
 	if (fk != NULL)
 		ereport(ERROR,

@@ -40,6 +40,7 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 
+#include "compat.h"
 #include "relation.h"
 #include "spi_util.h"
 
@@ -221,7 +222,8 @@ BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, b
 
 			if (!HeapTupleIsValid(tup))
 				elog(ERROR, "cache lookup failed for attribute %d of %u", lfirst_int(lc), relid);
-			notnull &= ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+			notnull &= BackfillAttNotNullProven(relid, (AttrNumber) lfirst_int(lc),
+												((Form_pg_attribute) GETSTRUCT(tup))->attnotnull);
 			ReleaseSysCache(tup);
 		}
 		if (notnull)
