@@ -64,6 +64,11 @@
 #define BACKFILL_HAVE_SOFT_ERRORS
 #endif
 
+/* 16: tuplesort_getdatum says whether to copy the value it returns */
+#if PG_VERSION_NUM >= 160000
+#define BACKFILL_HAVE_TUPLESORT_GETDATUM_COPY
+#endif
+
 /* 15.1: SetSingleFuncCall was renamed InitMaterializedSRF */
 #if PG_VERSION_NUM < 150001
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
@@ -132,6 +137,15 @@ BackfillAttNotNullProven(Oid relid, AttrNumber attnum, bool attnotnull)
 #else
 #define BackfillSchemaAclCheck(nspid, roleid, mode) \
 	pg_namespace_aclcheck((nspid), (roleid), (mode))
+#endif
+
+/* The next datum of a datum tuplesort, a copy the caller owns */
+#ifdef BACKFILL_HAVE_TUPLESORT_GETDATUM_COPY
+#define BackfillTuplesortGetDatum(state, val, isnull) \
+	tuplesort_getdatum((state), true, true, (val), (isnull), NULL)
+#else
+#define BackfillTuplesortGetDatum(state, val, isnull) \
+	tuplesort_getdatum((state), true, (val), (isnull), NULL)
 #endif
 
 /* A qualified name's list of parts, raising on a bad one */

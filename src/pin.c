@@ -51,7 +51,6 @@
 #include "parser/analyze.h"
 #include "parser/parser.h"
 #include "parser/scanner.h"
-#include "parser/gram.h"
 #include "rewrite/rewriteHandler.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -287,12 +286,36 @@ AddDependencies(PinContext *cx, Oid fn)
 }
 
 /*
+ * The core scanner's token code for an identifier.  The grammar's token
+ * numbers (parser/gram.h) are not installed with the server headers from
+ * PostgreSQL 16 on, so ask the scanner what it returns for one.
+ */
+static int
+IdentToken(void)
+{
+	static int	ident = -1;
+
+	if (ident < 0)
+	{
+		core_yy_extra_type yyextra;
+		core_yyscan_t scanner = scanner_init("x", &yyextra, &ScanKeywords, ScanKeywordTokens);
+		core_YYSTYPE lval;
+		YYLTYPE		loc;
+
+		ident = core_yylex(&lval, &loc, scanner);
+		scanner_finish(scanner);
+	}
+	return ident;
+}
+
+/*
  * The names a function's text writes like calls: name or schema.name
  * followed by "(", read with the SQL lexer (an error if it cannot read it).
  */
 static List *
 CalledNames(const char *src)
 {
+	int			ident = IdentToken();	/* before our own scanner starts */
 	core_yy_extra_type yyextra;
 	core_yyscan_t scanner = scanner_init(src, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	List	   *names = NIL;
@@ -306,7 +329,7 @@ CalledNames(const char *src)
 
 		if (tok == 0)
 			break;
-		if (tok == IDENT)
+		if (tok == ident)
 			names = (names != NIL && strcmp(strVal(llast(names)), ".") == 0)
 				? lappend(list_truncate(names, list_length(names) - 1), makeString(pstrdup(lval.str)))
 				: list_make1(makeString(pstrdup(lval.str)));

@@ -51,6 +51,7 @@
 #include "utils/resowner.h"
 #include "utils/tuplesort.h"
 
+#include "compat.h"
 #include "fingerprint.h"
 #include "relation.h"
 #include "spi_util.h"
@@ -221,7 +222,7 @@ NextRow(SortedRows *s)
 	bool		isnull;
 	char	   *str;
 
-	if (!tuplesort_getdatum(s->sort, true, &d, &isnull, NULL))
+	if (!BackfillTuplesortGetDatum(s->sort, &d, &isnull))
 	{
 		s->done = true;
 		return;
