@@ -43,6 +43,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "catalog/storage.h"
 #include "commands/comment.h"
 #include "commands/defrem.h"
 #include "commands/tablespace.h"
@@ -55,6 +56,8 @@
 #include "parser/parse_coerce.h"
 #include "rewrite/prs2lock.h"
 #include "rewrite/rewriteHandler.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -694,6 +697,37 @@ PrepareAssignments(FillReceiver *r, SPIPlanPtr plan)
 }
 
 /*
+ * Cut the empty pages off the end of a table just filled.  A bulk insert
+ * may extend the table by more pages than the rows take (from PostgreSQL 16,
+ * increasingly many at a time); left empty, they would be the only pages of
+ * the new partition that are not all-visible, and VACUUM would visit them.
+ * The table was created in this transaction and no one else can see it.
+ */
+static void
+TrimEmptyTail(Relation rel)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber keep = nblocks;
+
+	while (keep > 0)
+	{
+		Buffer		buf = ReadBuffer(rel, keep - 1);
+		Page		page;
+		bool		empty;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		empty = PageIsNew(page) || PageGetMaxOffsetNumber(page) == InvalidOffsetNumber;
+		UnlockReleaseBuffer(buf);
+		if (!empty)
+			break;
+		keep--;
+	}
+	if (keep < nblocks)
+		RelationTruncate(rel, keep);
+}
+
+/*
  * Fill staging from the prepared plan and fingerprint what was written.
  * Rows outside the partition's bound are an error naming the partition,
  * with their count and a sample.
@@ -762,6 +796,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	for (int i = 0; i < FILL_BATCH_ROWS && r.batch[i] != NULL; i++)
 		ExecDropSingleTupleTableSlot(r.batch[i]);
 	FreeBulkInsertState(r.bistate);
+	TrimEmptyTail(r.rel);
 	ExecDropSingleTupleTableSlot(r.slot);
 	FreeExecutorState(r.estate);
 	table_close(r.rel, NoLock);
