@@ -559,61 +559,52 @@ CheckSourceColumns(Oid relid, const char *bound, List *key, const char *strategy
 	SPI_freeplan(plan);
 }
 
-PG_FUNCTION_INFO_V1(backfill_plan);
-
-/*
- * backfill_plan(target regclass, range_from text, range_to text, source text,
- *				 strategy text, key text[], options jsonb) RETURNS bigint
- */
-Datum
-backfill_plan(PG_FUNCTION_ARGS)
+/* What a plan is asked for, and what it finds out about the target's window. */
+typedef struct PlanRequest
 {
 	Oid			relid;
-	char	   *lotext;
+	bool		partitioned;
+	char	   *lotext;			/* as given, then in ISO */
 	char	   *hitext;
 	const char *source;
 	const char *strategy;
-	List	   *key = NIL;
+	List	   *key;
 	BackfillRunOptions opts;
-	bool		partitioned;
+	/* the window column: the partition key, or options.window_column */
+	char	   *keyname;
 	Oid			keytype;
 	int32		keytypmod;
 	Oid			keycoll;
-	char	   *keyname;
-	char	   *typname;
-	Datum		lo;
-	Datum		hi;
+	char	   *typname;		/* qualified, with its typmod */
 	FmgrInfo	cmp;
-	List	   *tasks;
-	StringInfoData untouched;
-	char	   *pinned;
-	char	   *dependents;
-	char	   *firstbound;
-	Oid			extschema = BackfillExtensionSchema(fcinfo);
-	int			nest;
-	int64		runid;
-	ListCell   *lc;
+} PlanRequest;
 
+/* The arguments of backfill_plan, checked; the target opened and its owner checked. */
+static void
+PlanArgs(FunctionCallInfo fcinfo, PlanRequest *pr)
+{
+	memset(pr, 0, sizeof(PlanRequest));
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("target must not be NULL")));
-	lotext = (char *) BackfillArgText(fcinfo, 1, "range_from");
-	hitext = (char *) BackfillArgText(fcinfo, 2, "range_to");
-	source = BackfillCheckQuery(BackfillArgText(fcinfo, 3, "source"), "source");
-	strategy = BackfillArgText(fcinfo, 4, "strategy");
-	if (strcmp(strategy, "append") == 0)
+	pr->lotext = (char *) BackfillArgText(fcinfo, 1, "range_from");
+	pr->hitext = (char *) BackfillArgText(fcinfo, 2, "range_to");
+	pr->source = BackfillCheckQuery(BackfillArgText(fcinfo, 3, "source"), "source");
+	pr->strategy = BackfillArgText(fcinfo, 4, "strategy");
+	if (strcmp(pr->strategy, "append") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("strategy \"append\" is not a backfill strategy"),
 				 errdetail("Appending a recomputed window adds a second copy of every row in it: every additive measure doubles, and no check fails."),
 				 errhint("Use 'replace' (swap each partition) or 'merge' (on a key).")));
-	if (strcmp(strategy, "replace") != 0 && strcmp(strategy, "merge") != 0 && strcmp(strategy, "auto") != 0)
+	if (strcmp(pr->strategy, "replace") != 0 && strcmp(pr->strategy, "merge") != 0 &&
+		strcmp(pr->strategy, "auto") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("strategy must be 'replace', 'merge' or 'auto', not \"%s\"", strategy)));
-	if (!PG_ARGISNULL(5) || strcmp(strategy, "merge") == 0)
-		key = BackfillKeyArg(fcinfo, 5);
+				 errmsg("strategy must be 'replace', 'merge' or 'auto', not \"%s\"", pr->strategy)));
+	if (!PG_ARGISNULL(5) || strcmp(pr->strategy, "merge") == 0)
+		pr->key = BackfillKeyArg(fcinfo, 5);
 	if (PG_ARGISNULL(6))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -621,21 +612,23 @@ backfill_plan(PG_FUNCTION_ARGS)
 				 errhint("Pass '{}' for the defaults.")));
 	PreventCommandIfReadOnly("backfill_plan()");
 
-	relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
-							   AccessShareLock);
-	if (!has_privs_of_role(GetUserId(), BackfillRelOwner(relid)))
+	pr->relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+								   AccessShareLock);
+	if (!has_privs_of_role(GetUserId(), BackfillRelOwner(pr->relid)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of table %s to plan a run on it", BackfillQualifiedName(relid)),
-				 errhint("%s", BackfillOwnerHint(relid))));
-	partitioned = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE;
+				 errmsg("must be owner of table %s to plan a run on it", BackfillQualifiedName(pr->relid)),
+				 errhint("%s", BackfillOwnerHint(pr->relid))));
+	pr->partitioned = get_rel_relkind(pr->relid) == RELKIND_PARTITIONED_TABLE;
+}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	BackfillParseRunOptions(DatumGetCString(DirectFunctionCall1(jsonb_out, PG_GETARG_DATUM(6))),
-							partitioned, &opts);
+/* The window column: the partition key (RANGE on one column), or options.window_column. */
+static void
+PlanWindowColumn(PlanRequest *pr)
+{
+	Oid			relid = pr->relid;
 
-	if (partitioned)
+	if (pr->partitioned)
 	{
 		Relation	rel = table_open(relid, NoLock);
 		PartitionKey pk = RelationGetPartitionKey(rel);
@@ -646,156 +639,194 @@ backfill_plan(PG_FUNCTION_ARGS)
 					 errmsg("cannot plan a run on %s: it is not partitioned by RANGE on one column",
 							BackfillQualifiedName(relid)),
 					 errdetail("A run cuts a range of one column into tasks.")));
-		keytype = pk->parttypid[0];
-		keytypmod = pk->parttypmod[0];
-		keycoll = pk->partcollation[0];
-		keyname = get_attname(relid, pk->partattrs[0], false);
-		fmgr_info_copy(&cmp, &pk->partsupfunc[0], CurrentMemoryContext);
+		pr->keytype = pk->parttypid[0];
+		pr->keytypmod = pk->parttypmod[0];
+		pr->keycoll = pk->partcollation[0];
+		pr->keyname = get_attname(relid, pk->partattrs[0], false);
+		fmgr_info_copy(&pr->cmp, &pk->partsupfunc[0], CurrentMemoryContext);
 		table_close(rel, NoLock);
-		if (opts.window_column && strcmp(opts.window_column, keyname) != 0)
+		if (pr->opts.window_column && strcmp(pr->opts.window_column, pr->keyname) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("options.window_column must be the partition key \"%s\" of %s, not \"%s\"",
-							keyname, BackfillQualifiedName(relid), opts.window_column)));
+							pr->keyname, BackfillQualifiedName(relid), pr->opts.window_column)));
 	}
 	else
 	{
-		AttrNumber	attnum = get_attnum(relid, opts.window_column);
+		AttrNumber	attnum = get_attnum(relid, pr->opts.window_column);
+		TypeCacheEntry *tce;
 
 		if (attnum <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("options.window_column \"%s\" is not a column of %s",
-							opts.window_column, BackfillQualifiedName(relid))));
-		get_atttypetypmodcoll(relid, attnum, &keytype, &keytypmod, &keycoll);
-		keyname = opts.window_column;
-		{
-			TypeCacheEntry *tce = lookup_type_cache(keytype, TYPECACHE_CMP_PROC_FINFO);
-
-			if (!OidIsValid(tce->cmp_proc))
-				ereport(ERROR,
-						(errcode(ERRCODE_UNDEFINED_FUNCTION),
-						 errmsg("options.window_column \"%s\" has type %s, which has no ordering",
-								keyname, format_type_be(keytype))));
-			fmgr_info_copy(&cmp, &tce->cmp_proc_finfo, CurrentMemoryContext);
-		}
+							pr->opts.window_column, BackfillQualifiedName(relid))));
+		get_atttypetypmodcoll(relid, attnum, &pr->keytype, &pr->keytypmod, &pr->keycoll);
+		pr->keyname = pr->opts.window_column;
+		tce = lookup_type_cache(pr->keytype, TYPECACHE_CMP_PROC_FINFO);
+		if (!OidIsValid(tce->cmp_proc))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("options.window_column \"%s\" has type %s, which has no ordering",
+							pr->keyname, format_type_be(pr->keytype))));
+		fmgr_info_copy(&pr->cmp, &tce->cmp_proc_finfo, CurrentMemoryContext);
 	}
-	typname = format_type_extended(keytype, keytypmod,
-								   FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+	pr->typname = format_type_extended(pr->keytype, pr->keytypmod,
+									   FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY);
+}
 
-	/* read in the session's formats, written in ISO */
-	lo = ReadValue(lotext, "range_from", keytype, keytypmod);
-	hi = ReadValue(hitext, "range_to", keytype, keytypmod);
-	nest = PinFormats();
-	lotext = WriteValue(lo, keytype);
-	hitext = WriteValue(hi, keytype);
-	if (DatumGetInt32(FunctionCall2Coll(&cmp, keycoll, lo, hi)) >= 0)
+/*
+ * The tasks of the range (read in the session's formats, kept in ISO), and
+ * into untouched the fingerprints of what lies outside it.
+ */
+static List *
+PlanTasks(PlanRequest *pr, StringInfo untouched)
+{
+	Datum		lo = ReadValue(pr->lotext, "range_from", pr->keytype, pr->keytypmod);
+	Datum		hi = ReadValue(pr->hitext, "range_to", pr->keytype, pr->keytypmod);
+	int			nest = PinFormats();
+	List	   *tasks;
+
+	pr->lotext = WriteValue(lo, pr->keytype);
+	pr->hitext = WriteValue(hi, pr->keytype);
+	if (DatumGetInt32(FunctionCall2Coll(&pr->cmp, pr->keycoll, lo, hi)) >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("range_from (%s) must be less than range_to (%s)", lotext, hitext),
+				 errmsg("range_from (%s) must be less than range_to (%s)", pr->lotext, pr->hitext),
 				 errdetail("The range is [range_from, range_to): range_from is in it, range_to is not.")));
 
-	initStringInfo(&untouched);
-	appendStringInfoChar(&untouched, '[');
-	if (partitioned)
-		tasks = PartitionTasks(relid, lo, hi, lotext, hitext, &cmp, keycoll, keytype,
-							   strcmp(strategy, "replace") == 0, opts.check_untouched, &untouched);
+	appendStringInfoChar(untouched, '[');
+	if (pr->partitioned)
+		tasks = PartitionTasks(pr->relid, lo, hi, pr->lotext, pr->hitext, &pr->cmp, pr->keycoll, pr->keytype,
+							   strcmp(pr->strategy, "merge") != 0, pr->opts.check_untouched, untouched);
 	else
 	{
-		tasks = ChunkTasks(keytype, typname, lotext, hitext, opts.chunk);
-		if (opts.check_untouched)
-			appendStringInfoString(&untouched,
-								   UntouchedEntry(relid, NULL,
+		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);
+		if (pr->opts.check_untouched)
+			appendStringInfoString(untouched,
+								   UntouchedEntry(pr->relid, NULL,
 												  psprintf("NOT COALESCE(%s, false)",
-														   BackfillWindowScope(keyname, typname, lotext, hitext, NULL))));
+														   BackfillWindowScope(pr->keyname, pr->typname,
+																			   pr->lotext, pr->hitext, NULL))));
 	}
-	appendStringInfoChar(&untouched, ']');
+	appendStringInfoChar(untouched, ']');
 	AtEOXact_GUC(true, nest);
-	if (partitioned && strcmp(strategy, "replace") == 0)
-		RefusePublishedTasks(relid, tasks);
+	/* a swap of a published partition would not replicate ('auto' may swap) */
+	if (pr->partitioned && strcmp(pr->strategy, "merge") != 0)
+		RefusePublishedTasks(pr->relid, tasks);
+	return tasks;
+}
+
+/* Write the run and its tasks, as the owner of the state tables; returns the run's id. */
+static int64
+WriteRun(Oid extschema, PlanRequest *pr, List *tasks, const char *pinned, const char *dependents,
+		 const char *untouched)
+{
+	const char *schema = quote_identifier(get_namespace_name(extschema));
+	Oid			types[14] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID,
+	TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID, OIDOID};
+	Datum		values[14];
+	char		nulls[14];
+	int			rc;
+	bool		isnull;
+	int64		runid;
+	ListCell   *lc;
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
+	values[1] = CStringGetTextDatum(BackfillQualifiedName(pr->relid));
+	values[2] = CStringGetTextDatum(pr->strategy);
+	values[3] = CStringGetTextDatum(pr->source);
+	if (pr->key != NIL)
+		values[4] = BackfillTextArray(pr->key);
+	else
+		nulls[4] = 'n';
+	values[5] = CStringGetTextDatum(pr->keyname);
+	values[6] = CStringGetTextDatum(pr->typname);
+	values[7] = CStringGetTextDatum(pr->lotext);
+	values[8] = CStringGetTextDatum(pr->hitext);
+	values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pr->opts.normalized));
+	values[10] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pinned));
+	values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(dependents));
+	values[12] = DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched));
+	values[13] = ObjectIdGetDatum(pr->relid);
+	rc = BackfillStateExec(extschema,
+						   psprintf("INSERT INTO %s.backfill_runs_data (planned_by, target, strategy, source, key,"
+									" window_column, window_type, range_from, range_to, options, pinned,"
+									" dependents, untouched, status, target_oid)"
+									" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'planned', $14)"
+									" RETURNING id", schema),
+						   14, types, values, nulls, 1);
+	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "could not write to backfill_runs: %s", SPI_result_code_string(rc));
+	runid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	foreach(lc, tasks)
+	{
+		PlannedTask *t = lfirst(lc);
+		Oid			ttypes[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		tvalues[5];
+		char		tnulls[5] = {' ', ' ', ' ', ' ', ' '};
+
+		tvalues[0] = Int64GetDatum(runid);
+		tvalues[1] = Int32GetDatum(foreach_current_index(lc) + 1);
+		if (t->partition)
+			tvalues[2] = CStringGetTextDatum(t->partition);
+		else
+			tnulls[2] = 'n';
+		tvalues[3] = CStringGetTextDatum(t->lo);
+		tvalues[4] = CStringGetTextDatum(t->hi);
+		rc = BackfillStateExec(extschema,
+							   psprintf("INSERT INTO %s.backfill_tasks_data (run_id, task, partition, range_from, range_to)"
+										" VALUES ($1, $2, $3, $4, $5)", schema),
+							   5, ttypes, tvalues, tnulls, 0);
+		if (rc != SPI_OK_INSERT)
+			elog(ERROR, "could not write to backfill_tasks: %s", SPI_result_code_string(rc));
+	}
+	return runid;
+}
+
+PG_FUNCTION_INFO_V1(backfill_plan);
+
+/*
+ * backfill_plan(target regclass, range_from text, range_to text, source text,
+ *				 strategy text, key text[], options jsonb) RETURNS bigint
+ */
+Datum
+backfill_plan(PG_FUNCTION_ARGS)
+{
+	Oid			extschema = BackfillExtensionSchema(fcinfo);
+	PlanRequest pr;
+	List	   *tasks;
+	StringInfoData untouched;
+	char	   *firstbound;
+	char	   *pinned;
+	char	   *dependents;
+	int			nest;
+	int64		runid;
+
+	PlanArgs(fcinfo, &pr);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillParseRunOptions(DatumGetCString(DirectFunctionCall1(jsonb_out, PG_GETARG_DATUM(6))),
+							pr.partitioned, &pr.opts);
+	PlanWindowColumn(&pr);
+	initStringInfo(&untouched);
+	tasks = PlanTasks(&pr, &untouched);
 
 	/* the source, as the first task will run it */
-	{
-		PlannedTask *first = linitial(tasks);
-
-		firstbound = BackfillBindWindow(source, typname, first->lo, first->hi);
-	}
-	if (key != NIL)
-	{
-		List	   *attnums = BackfillRelColumns(relid, key, "key");
-
-		(void) BackfillCheckKeyTypes(relid, key, attnums);
-	}
-	CheckSourceColumns(relid, firstbound, key, strategy,
-					   (!partitioned || strcmp(strategy, "merge") == 0) ? keyname : NULL);
-	pinned = BackfillPinnedObjects(firstbound, opts.search_path);
+	firstbound = BackfillBindWindow(pr.source, pr.typname, ((PlannedTask *) linitial(tasks))->lo,
+									((PlannedTask *) linitial(tasks))->hi);
+	if (pr.key != NIL)
+		(void) BackfillCheckKeyTypes(pr.relid, pr.key, BackfillRelColumns(pr.relid, pr.key, "key"));
+	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
+					   (!pr.partitioned || strcmp(pr.strategy, "merge") == 0) ? pr.keyname : NULL);
+	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();
-	dependents = Dependents(relid);
+	dependents = Dependents(pr.relid);
 	BackfillUnpinSearchPath(nest);
 
-	/* the run and its tasks, written as the owner of the state tables */
-	{
-		const char *schema = quote_identifier(get_namespace_name(extschema));
-		Oid			types[14] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, TEXTOID,
-		TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID, OIDOID};
-		Datum		values[14];
-		char		nulls[14];
-		int			rc;
-		bool		isnull;
-
-		memset(nulls, ' ', sizeof(nulls));
-		values[0] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
-		values[1] = CStringGetTextDatum(BackfillQualifiedName(relid));
-		values[2] = CStringGetTextDatum(strategy);
-		values[3] = CStringGetTextDatum(source);
-		if (key != NIL)
-			values[4] = BackfillTextArray(key);
-		else
-			nulls[4] = 'n';
-		values[5] = CStringGetTextDatum(keyname);
-		values[6] = CStringGetTextDatum(typname);
-		values[7] = CStringGetTextDatum(lotext);
-		values[8] = CStringGetTextDatum(hitext);
-		values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(opts.normalized));
-		values[10] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pinned));
-		values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(dependents));
-		values[12] = DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched.data));
-		values[13] = ObjectIdGetDatum(relid);
-		rc = BackfillStateExec(extschema,
-							   psprintf("INSERT INTO %s.backfill_runs_data (planned_by, target, strategy, source, key,"
-										" window_column, window_type, range_from, range_to, options, pinned,"
-										" dependents, untouched, status, target_oid)"
-										" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'planned', $14)"
-										" RETURNING id", schema),
-							   14, types, values, nulls, 1);
-		if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
-			elog(ERROR, "could not write to backfill_runs: %s", SPI_result_code_string(rc));
-		runid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-
-		foreach(lc, tasks)
-		{
-			PlannedTask *t = lfirst(lc);
-			Oid			ttypes[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
-			Datum		tvalues[5];
-			char		tnulls[5] = {' ', ' ', ' ', ' ', ' '};
-
-			tvalues[0] = Int64GetDatum(runid);
-			tvalues[1] = Int32GetDatum(foreach_current_index(lc) + 1);
-			if (t->partition)
-				tvalues[2] = CStringGetTextDatum(t->partition);
-			else
-				tnulls[2] = 'n';
-			tvalues[3] = CStringGetTextDatum(t->lo);
-			tvalues[4] = CStringGetTextDatum(t->hi);
-			rc = BackfillStateExec(extschema,
-								   psprintf("INSERT INTO %s.backfill_tasks_data (run_id, task, partition, range_from, range_to)"
-											" VALUES ($1, $2, $3, $4, $5)", schema),
-								   5, ttypes, tvalues, tnulls, 0);
-			if (rc != SPI_OK_INSERT)
-				elog(ERROR, "could not write to backfill_tasks: %s", SPI_result_code_string(rc));
-		}
-	}
-
+	runid = WriteRun(extschema, &pr, tasks, pinned, dependents, untouched.data);
 	SPI_finish();
 	PG_RETURN_INT64(runid);
 }
