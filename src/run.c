@@ -1317,92 +1317,112 @@ Compare(BackfillRun *run, const char *old, Snapshot oldsnap, const char *new, in
 	*sample = SPI_getvalue(tup, desc, 4);
 }
 
-PG_FUNCTION_INFO_V1(backfill_dry_run);
-
-/* backfill_dry_run(run_id bigint, task integer) RETURNS TABLE(...) */
-Datum
-backfill_dry_run(PG_FUNCTION_ARGS)
+/* What a dry run found out about its task. */
+typedef struct DryRun
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	BackfillRun run;
-	BackfillTask task;
-	char	   *change;
-	MemoryContext cxt;
-	ResourceOwner owner = CurrentResourceOwner;
-	TimestampTz start;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	int64		added;
 	int64		removed;
 	int64		changed;
 	bool		changed_null;
-	char	   *sample = NULL;
-	char	   *reconcile = NULL;
-	bool		reconciled = true;
-	Datum		values[15];
-	bool		nulls[15] = {false};
-	char	   *why = NULL;
-	volatile bool shown = false;
+	char	   *sample;
+	char	   *reconcile;
+	bool		reconciled;
+	bool		shown;			/* may the caller see what was computed over the rows? */
+} DryRun;
 
-	if (PG_ARGISNULL(0))
+/* The task a dry run computes: the one named, or (any_task) the first not done. */
+static void
+DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		v[2] = {Int64GetDatum(run->id), Int32GetDatum(taskno)};
+	char		n[2] = {' ', any_task ? 'n' : ' '};
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	if (BackfillStateExec(run->extschema,
+						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+								   " WHERE run_id OPERATOR(pg_catalog.=) $1"
+								   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
+								   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
+								   BackfillExtName(run->extschema, "backfill_tasks_data")),
+						  2, types, v, n, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_tasks");
+	if (SPI_processed == 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("run_id must not be NULL")));
-	PreventCommandIfReadOnly("backfill_dry_run()");
-	BackfillRefuseTransactionSnapshot("backfill_dry_run");
-	InitMaterializedSRF(fcinfo, 0);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	cxt = CurrentMemoryContext;
-	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
-	(void) BackfillRunCheckRights(&run, "dry-run", false);
-	change = BackfillPinnedChange(&run);
-	if (change)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s", change),
-				 errdetail("A dry run computes the task with the code the run was planned with.")));
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 any_task
+				 ? errmsg("run " INT64_FORMAT " has no task left to run", run->id)
+				 : errmsg("run " INT64_FORMAT " has no task %d", run->id, taskno)));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+	task->partition = SPI_getvalue(tup, desc, 2);
+	task->range_from = SPI_getvalue(tup, desc, 3);
+	task->range_to = SPI_getvalue(tup, desc, 4);
+	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+}
 
-	/* the task: the one named, or the first pending */
-	{
-		Oid			types[2] = {INT8OID, INT4OID};
-		Datum		v[2] = {Int64GetDatum(run.id), Int32GetDatum(PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1))};
-		char		n[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
-		HeapTuple	tup;
-		TupleDesc	desc;
+/* A task that swaps: its copy filled as the task would fill it, refusing what it refuses, no swap. */
+static void
+DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
+{
+	BackfillPart bp;
+	char	   *stagename;
 
-		if (BackfillStateExec(run.extschema,
-							  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
-									   " WHERE run_id OPERATOR(pg_catalog.=) $1"
-									   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
-									   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
-									   BackfillExtName(run.extschema, "backfill_tasks_data")),
-							  2, types, v, n, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read backfill_tasks");
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 PG_ARGISNULL(1)
-					 ? errmsg("run " INT64_FORMAT " has no task left to run", run.id)
-					 : errmsg("run " INT64_FORMAT " has no task %d", run.id, PG_GETARG_INT32(1))));
-		tup = SPI_tuptable->vals[0];
-		desc = SPI_tuptable->tupdesc;
-		task.task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
-		task.partition = SPI_getvalue(tup, desc, 2);
-		task.range_from = SPI_getvalue(tup, desc, 3);
-		task.range_to = SPI_getvalue(tup, desc, 4);
-		task.attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
-	}
+	BackfillLockPart(relid, "task", &bp);
+	BackfillRefuseReferencedPartition(&bp);
+	stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run->opts.allow_empty,
+													&dr->before, &dr->after));
+	Compare(run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
+			psprintf("SELECT * FROM %s", stagename), &dr->added, &dr->removed, &dr->changed,
+			&dr->changed_null, &dr->sample);
+	dr->reconcile = Reconcile(run, psprintf("SELECT * FROM %s", stagename), bound, &dr->reconciled);
+}
 
-	start = GetCurrentTimestamp();
+/* A task that writes in place: done as the task does it, compared with the rows before. */
+static void
+DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound, DryRun *dr)
+{
+	char	   *scope = TaskScope(run, task, NULL);
+	char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
+								BackfillQualifiedName(relid), scope);
+	Snapshot	old;
+	TaskOutcome out;
+
+	BackfillFingerprintRel(relid, scope, false, &dr->before);
+	if (run->key != NIL)
+		Compare(run, rows, InvalidSnapshot, bound, &dr->added, &dr->removed, &dr->changed,
+				&dr->changed_null, &dr->sample);
+	/* without a key: the window's rows before the task (on this snapshot) and after it */
+	old = RegisterSnapshot(GetTransactionSnapshot());
+	memset(&out, 0, sizeof(out));
+	WorkTask(run, task, &out, &dr->reconciled);
+	BackfillFingerprintRel(relid, scope, false, &dr->after);
+	if (run->key == NIL)
+		Compare(run, rows, old, rows, &dr->added, &dr->removed, &dr->changed, &dr->changed_null, &dr->sample);
+	UnregisterSnapshot(old);
+	dr->reconcile = out.reconcile;
+}
+
+/* Compute the task into dr inside a subtransaction that is always rolled back. */
+static void
+DryRunCompute(BackfillRun *run, BackfillTask *task, DryRun *dr)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		char	   *bound = BackfillBindWindow(run.source, run.window_type, task.range_from, task.range_to);
-		Oid			relid = TaskRelation(&run, &task);
+		char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+		Oid			relid = TaskRelation(run, task);
+		char	   *why = NULL;
 
-		ApplySettings(&run);
+		ApplySettings(run);
 
 		/*
 		 * What the dry run computes over the rows is shown only to a role
@@ -1410,42 +1430,11 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		 * parents' policies, and the log would show the task's record only
 		 * so too.
 		 */
-		shown = BackfillMaySeeRows(relid);
-		if (task.partition && strcmp(run.strategy, "merge") != 0 && !AutoWritesInPlace(&run, &task, relid, &why))
-		{
-			BackfillPart bp;
-			char	   *stagename;
-
-			/* as the task would fill its copy, without the swap, refusing what it refuses */
-			BackfillLockPart(relid, "task", &bp);
-			BackfillRefuseReferencedPartition(&bp);
-			stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run.opts.allow_empty,
-															&before, &after));
-			Compare(&run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
-					psprintf("SELECT * FROM %s", stagename), &added, &removed, &changed, &changed_null, &sample);
-			reconcile = Reconcile(&run, psprintf("SELECT * FROM %s", stagename), bound, &reconciled);
-		}
+		dr->shown = BackfillMaySeeRows(relid);
+		if (task->partition && strcmp(run->strategy, "merge") != 0 && !AutoWritesInPlace(run, task, relid, &why))
+			DryRunSwap(run, relid, bound, dr);
 		else
-		{
-			char	   *scope = TaskScope(&run, &task, NULL);
-			char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
-										BackfillQualifiedName(relid), scope);
-			Snapshot	old;
-			TaskOutcome out;
-
-			BackfillFingerprintRel(relid, scope, false, &before);
-			if (run.key != NIL)
-				Compare(&run, rows, InvalidSnapshot, bound, &added, &removed, &changed, &changed_null, &sample);
-			/* without a key: the window's rows before the task (on this snapshot) and after it */
-			old = RegisterSnapshot(GetTransactionSnapshot());
-			memset(&out, 0, sizeof(out));
-			WorkTask(&run, &task, &out, &reconciled);
-			BackfillFingerprintRel(relid, scope, false, &after);
-			if (run.key == NIL)
-				Compare(&run, rows, old, rows, &added, &removed, &changed, &changed_null, &sample);
-			UnregisterSnapshot(old);
-			reconcile = out.reconcile;
-		}
+			DryRunInPlace(run, task, relid, bound, dr);
 		/* everything above is undone */
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -1461,26 +1450,66 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
+}
+
+PG_FUNCTION_INFO_V1(backfill_dry_run);
+
+/* backfill_dry_run(run_id bigint, task integer) RETURNS TABLE(...) */
+Datum
+backfill_dry_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BackfillRun run;
+	BackfillTask task;
+	char	   *change;
+	TimestampTz start;
+	DryRun		dr;
+	Datum		values[15];
+	bool		nulls[15] = {false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	PreventCommandIfReadOnly("backfill_dry_run()");
+	BackfillRefuseTransactionSnapshot("backfill_dry_run");
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
+	(void) BackfillRunCheckRights(&run, "dry-run", false);
+	change = BackfillPinnedChange(&run);
+	if (change)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("A dry run computes the task with the code the run was planned with.")));
+	DryRunTask(&run, PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &task);
+
+	memset(&dr, 0, sizeof(dr));
+	dr.reconciled = true;
+	start = GetCurrentTimestamp();
+	DryRunCompute(&run, &task, &dr);
 
 	values[0] = Int32GetDatum(task.task);
 	values[1] = task.partition ? CStringGetTextDatum(task.partition) : (Datum) 0;
 	nulls[1] = task.partition == NULL;
 	values[2] = CStringGetTextDatum(task.range_from);
 	values[3] = CStringGetTextDatum(task.range_to);
-	values[4] = Int64GetDatum((int64) before.rows);
-	values[5] = Int64GetDatum((int64) after.rows);
-	values[6] = CStringGetTextDatum(BackfillFingerprintText(&before));
-	values[7] = CStringGetTextDatum(BackfillFingerprintText(&after));
-	values[8] = Int64GetDatum(added);
-	values[9] = Int64GetDatum(removed);
-	values[10] = Int64GetDatum(changed);
-	nulls[10] = changed_null;
-	values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sample ? sample : "[]"));
-	values[12] = reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(reconcile)) : (Datum) 0;
-	nulls[12] = reconcile == NULL;
-	values[13] = BoolGetDatum(reconciled);
+	values[4] = Int64GetDatum((int64) dr.before.rows);
+	values[5] = Int64GetDatum((int64) dr.after.rows);
+	values[6] = CStringGetTextDatum(BackfillFingerprintText(&dr.before));
+	values[7] = CStringGetTextDatum(BackfillFingerprintText(&dr.after));
+	values[8] = Int64GetDatum(dr.added);
+	values[9] = Int64GetDatum(dr.removed);
+	values[10] = Int64GetDatum(dr.changed);
+	nulls[10] = dr.changed_null;
+	values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(dr.sample ? dr.sample : "[]"));
+	values[12] = dr.reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(dr.reconcile)) : (Datum) 0;
+	nulls[12] = dr.reconcile == NULL;
+	values[13] = BoolGetDatum(dr.reconciled);
 	values[14] = Float8GetDatum((double) (GetCurrentTimestamp() - start) / 1000000.0);
-	if (!shown)
+	if (!dr.shown)
 		for (int c = 4; c <= 13; c++)
 			nulls[c] = true;
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
