@@ -106,7 +106,13 @@ TaskRelation(BackfillRun *run, BackfillTask *task)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("partition %s of run " INT64_FORMAT " no longer exists", task->partition, run->id)));
-	/* a table of that name that is not the planned partition is not written */
+	/*
+	 * A table of that name that is not the planned partition is not written.
+	 * A merge locks the partition first, as backfill_merge will, so that it
+	 * cannot be detached between this check and the write.
+	 */
+	if (strcmp(run->strategy, "merge") == 0)
+		LockRelationOid(relid, ShareRowExclusiveLock);
 	why = BackfillPartitionChanged(relid, run->targetoid, task->range_from, task->range_to);
 	if (why)
 		ereport(ERROR,
