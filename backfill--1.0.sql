@@ -21,6 +21,54 @@ CREATE FUNCTION @extschema@.backfill_fingerprint(rel pg_catalog.regclass, scope 
 COMMENT ON FUNCTION @extschema@.backfill_fingerprint(pg_catalog.regclass, pg_catalog.text) IS
 	'Order-independent fingerprint of the rows of rel (all columns) for which scope holds';
 
+-- The same fingerprint as an aggregate, so that parallel query can compute it: each worker
+-- sums its share of the rows, the leader adds the sums.  backfill_fingerprint runs it when
+-- parallel query is allowed; its arguments are rel and every column of rel, in order.
+CREATE FUNCTION @extschema@.backfill_fingerprint_transfn(state pg_catalog.internal, rel pg_catalog.regclass,
+		VARIADIC columns "any")
+	RETURNS pg_catalog.internal
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_transfn'
+	LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_transfn(pg_catalog.internal, pg_catalog.regclass, "any") IS
+	'Transition function of backfill_fingerprint_agg: adds one row of rel to the sums';
+CREATE FUNCTION @extschema@.backfill_fingerprint_combinefn(a pg_catalog.internal, b pg_catalog.internal)
+	RETURNS pg_catalog.internal
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_combinefn'
+	LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_combinefn(pg_catalog.internal, pg_catalog.internal) IS
+	'Combine function of backfill_fingerprint_agg: adds two partial sums';
+CREATE FUNCTION @extschema@.backfill_fingerprint_serialfn(state pg_catalog.internal)
+	RETURNS pg_catalog.bytea
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_serialfn'
+	LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_serialfn(pg_catalog.internal) IS
+	'Serial function of backfill_fingerprint_agg: the row count and the two sums as 24 bytes';
+CREATE FUNCTION @extschema@.backfill_fingerprint_finalfn(state pg_catalog.internal, rel pg_catalog.regclass,
+		VARIADIC columns "any")
+	RETURNS @extschema@.backfill_fingerprint
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_finalfn'
+	LANGUAGE C PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_finalfn(pg_catalog.internal, pg_catalog.regclass, "any") IS
+	'Final function of backfill_fingerprint_agg: the fingerprint as backfill_fingerprint returns it';
+CREATE FUNCTION @extschema@.backfill_fingerprint_deserialfn(state pg_catalog.bytea, unused pg_catalog.internal)
+	RETURNS pg_catalog.internal
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_deserialfn'
+	LANGUAGE C STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_deserialfn(pg_catalog.bytea, pg_catalog.internal) IS
+	'Deserial function of backfill_fingerprint_agg';
+CREATE AGGREGATE @extschema@.backfill_fingerprint_agg(rel pg_catalog.regclass, VARIADIC columns "any") (
+	SFUNC = @extschema@.backfill_fingerprint_transfn,
+	STYPE = pg_catalog.internal,
+	FINALFUNC = @extschema@.backfill_fingerprint_finalfn,
+	FINALFUNC_EXTRA,
+	COMBINEFUNC = @extschema@.backfill_fingerprint_combinefn,
+	SERIALFUNC = @extschema@.backfill_fingerprint_serialfn,
+	DESERIALFUNC = @extschema@.backfill_fingerprint_deserialfn,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE @extschema@.backfill_fingerprint_agg(pg_catalog.regclass, "any") IS
+	'backfill_fingerprint of the rows aggregated (rel, then every column of rel in order), computed in parallel where the planner chooses';
+
 CREATE FUNCTION @extschema@.backfill_diff(a pg_catalog.text, b pg_catalog.text, key pg_catalog.text[])
 	RETURNS TABLE(change pg_catalog.text, key pg_catalog.jsonb, a_row pg_catalog.jsonb, b_row pg_catalog.jsonb)
 	AS 'MODULE_PATHNAME', 'backfill_diff'

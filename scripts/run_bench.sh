@@ -3,11 +3,13 @@
 # cluster scripts/with_cluster.sh started.
 #
 # Each comparison (bench/cases.txt) runs RUNS times, both sides alternating in one session
-# with the same settings (parallel query off on both), after a warm-up; the table shows the
-# median times and their ratio.  Timings are wall-clock on a shared machine: read the ratio.
+# with the same settings (parallel query off on both, unless the case's fifth field sets
+# max_parallel_workers_per_gather for both), after a warm-up; the table shows the median
+# times and their ratio.  Timings are wall-clock on a shared machine: read the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-7}
+CASES=${BENCH_CASES:-bench/cases.txt}	# another file of cases: only those comparisons
 
 psql -X -q -v ON_ERROR_STOP=1 -f bench/setup.sql >/dev/null
 
@@ -17,9 +19,10 @@ trap 'rm -f "$script"' EXIT
 	echo "SET max_parallel_workers_per_gather = 0;"
 	echo "SET jit = off;"
 	n=0
-	while IFS='|' read -r title ours theirs lacks; do
+	while IFS='|' read -r title ours theirs lacks settings; do
 		case "$title" in '#'*|'') continue ;; esac
 		n=$((n + 1))
+		if [ -n "${settings// /}" ]; then echo "SET $settings;"; fi
 		# warm-up, untimed
 		echo "$ours;" ; echo "$theirs;"
 		echo '\timing on'
@@ -28,7 +31,8 @@ trap 'rm -f "$script"' EXIT
 			echo "\\echo @@ $n theirs"; echo "$theirs;"
 		done
 		echo '\timing off'
-	done < bench/cases.txt
+		if [ -n "${settings// /}" ]; then echo "RESET ALL; SET max_parallel_workers_per_gather = 0; SET jit = off;"; fi
+	done < "$CASES"
 } > "$script"
 
 psql -X -q -v ON_ERROR_STOP=1 -f "$script" | awk '
@@ -38,21 +42,22 @@ psql -X -q -v ON_ERROR_STOP=1 -f "$script" | awk '
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '\nbackfill vs plain SQL: median of %d runs each, parallel query off on both sides, %s\n\n' "$RUNS" "$(psql -X -At -c 'SHOW server_version')"
+printf '\nbackfill vs plain SQL: median of %d runs each, same settings on both sides (parallel query off unless the title says), %s\n\n' "$RUNS" "$(psql -X -At -c 'SHOW server_version')"
 printf '| %-58s | %12s | %12s | %7s | %s\n' "comparison" "backfill ms" "plain SQL ms" "ratio" "what the plain SQL lacks"
 printf '|%s|%s|%s|%s|%s\n' "$(printf -- '-%.0s' $(seq 60))" "$(printf -- '-%.0s' $(seq 14))" "$(printf -- '-%.0s' $(seq 14))" "$(printf -- '-%.0s' $(seq 9))" "----"
 n=0
-while IFS='|' read -r title ours theirs lacks; do
+while IFS='|' read -r title ours theirs lacks _; do
 	case "$title" in '#'*|'') continue ;; esac
 	n=$((n + 1))
 	o=$(awk -v c="$n" '$1 == c && $2 == "ours" { print $3 }' "$script.times" | median)
 	t=$(awk -v c="$n" '$1 == c && $2 == "theirs" { print $3 }' "$script.times" | median)
 	printf '| %-58s | %12.1f | %12.1f | %6.2fx | %s\n' "$(echo "$title" | sed 's/ *$//')" "$o" "$t" \
 		"$(awk -v o="$o" -v t="$t" 'BEGIN { print o / t }')" "$(echo "$lacks" | sed 's/^ *//')"
-done < bench/cases.txt
+done < "$CASES"
 rm -f "$script.times"
 echo
 echo "ratio = backfill / plain SQL: below 1 is faster than the plain-SQL way."
+if [ -n "${BENCH_ONLY_CASES:-}" ]; then exit 0; fi	# the table of cases alone
 
 # The swap itself: the time backfill_replace_partition holds its locks (readers of the parent
 # wait at most that long), for partitions of growing size.

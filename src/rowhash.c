@@ -596,34 +596,35 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 	return h;
 }
 
-/* Fold one column of the row in slot into the state. */
+/* Fold one column of a row into the state. */
 static pg_attribute_always_inline uint64
-StepColumn(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc, TupleTableSlot *slot)
+StepColumn(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc,
+		   const Datum *values, const bool *isnull)
 {
-	if (slot->tts_isnull[col->attidx])
+	if (isnull[col->attidx])
 		return StepNull(acc);
-	return StepValue(h, &col->vh, acc, slot->tts_values[col->attidx]);
+	return StepValue(h, &col->vh, acc, values[col->attidx]);
 }
 
 /*
- * The hash of the hasher's columns of the row in slot: columns alternate
- * between two chains, folded together at the end.
+ * The hash of the hasher's columns of a row given as values and isnull, each
+ * indexed by attidx: columns alternate between two chains, folded together
+ * at the end.
  */
-uint64
-BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
+static pg_attribute_always_inline uint64
+HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 {
 	uint64		a = h->names ^ h->seed;
 	uint64		b = ~a;
 	int			i;
 
-	slot_getsomeattrs(slot, h->maxattidx);
 	for (i = 0; i + 1 < h->ncols; i += 2)
 	{
-		a = StepColumn(h, &h->cols[i], a, slot);
-		b = StepColumn(h, &h->cols[i + 1], b, slot);
+		a = StepColumn(h, &h->cols[i], a, values, isnull);
+		b = StepColumn(h, &h->cols[i + 1], b, values, isnull);
 	}
 	if (i < h->ncols)
-		a = StepColumn(h, &h->cols[i], a, slot);
+		a = StepColumn(h, &h->cols[i], a, values, isnull);
 
 	if (unlikely(h->tmpdirty))
 	{
@@ -637,4 +638,23 @@ BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 	}
 	a = Step(a ^ (uint64) h->ncols, b);
 	return a ^ (a >> 31);		/* high bits down, so the sum's low bits see them */
+}
+
+/* The hash of the hasher's columns of the row in slot. */
+uint64
+BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
+{
+	slot_getsomeattrs(slot, h->maxattidx);
+	return HashValues(h, slot->tts_values, slot->tts_isnull);
+}
+
+/*
+ * The hash of the hasher's columns of a row given as arrays of values and
+ * NULL flags (as a slot holds them): the same as BackfillHashRow's for the
+ * same values.
+ */
+uint64
+BackfillHashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
+{
+	return HashValues(h, values, isnull);
 }

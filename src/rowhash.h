@@ -72,6 +72,8 @@ typedef struct BackfillRowHasher
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
 extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
+extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
+								 const bool *isnull);
 
 /* Final mix of a 64-bit value (MurmurHash3's fmix64): a bijection. */
 static inline uint64

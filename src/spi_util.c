@@ -247,12 +247,23 @@ BackfillCheckExpr(const char *expr, const char *argname)
 SPIPlanPtr
 BackfillPrepare(const char *sql, int nargs, Oid *argtypes, const char *argname)
 {
+	return BackfillPrepareCursor(sql, nargs, argtypes, argname, 0);
+}
+
+/*
+ * BackfillPrepare with cursor options: CURSOR_OPT_PARALLEL_OK lets the
+ * planner choose parallel query (SPI_prepare does not).
+ */
+SPIPlanPtr
+BackfillPrepareCursor(const char *sql, int nargs, Oid *argtypes, const char *argname,
+					  int cursor_options)
+{
 	MemoryContext cxt = CurrentMemoryContext;
 	SPIPlanPtr	plan = NULL;
 
 	PG_TRY();
 	{
-		plan = SPI_prepare(sql, nargs, argtypes);
+		plan = SPI_prepare_cursor(sql, nargs, argtypes, cursor_options);
 	}
 	PG_CATCH();
 	{

@@ -20,6 +20,8 @@ extern char *BackfillCheckQuery(const char *query, const char *argname);
 extern char *BackfillCheckExpr(const char *expr, const char *argname);
 extern SPIPlanPtr BackfillPrepare(const char *sql, int nargs, Oid *argtypes,
 								  const char *argname);
+extern SPIPlanPtr BackfillPrepareCursor(const char *sql, int nargs, Oid *argtypes,
+										const char *argname, int cursor_options);
 extern Query *BackfillPlanQuery(SPIPlanPtr plan);
 extern void BackfillCheckReadOnly(SPIPlanPtr plan, const char *argname);
 extern TupleDesc BackfillPlanResultDesc(SPIPlanPtr plan);

@@ -17,6 +17,10 @@
  * backfill_reconcile computes every measure of one side in a single scan of
  * that side and compares the two sides within an absolute tolerance.
  *
+ * Both scans are plain SQL aggregates, so parallel query applies where it is
+ * allowed: assert_unique's runs through SPI_execute (parallel-OK), the
+ * measures' plan is prepared with CURSOR_OPT_PARALLEL_OK.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -440,7 +444,9 @@ ComputeMeasures(const char *query, const char *side, List *measures, bool **isnu
 		appendStringInfo(&sql, "%s((\n%s\n))", foreach_current_index(lc) > 0 ? ", " : "",
 						 (char *) lfirst(lc));
 	appendStringInfo(&sql, " FROM (\n%s\n) AS backfill_rows", query);
-	plan = BackfillPrepare(sql.data, 0, NULL, psprintf("measures over %s", side));
+	/* one scan for all measures, in parallel where the planner chooses */
+	plan = BackfillPrepareCursor(sql.data, 0, NULL, psprintf("measures over %s", side),
+								 CURSOR_OPT_PARALLEL_OK);
 
 	rc = SPI_execute_plan(plan, NULL, NULL, true, 0);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
