@@ -42,7 +42,9 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/relation.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_namespace.h"
 #include "fmgr.h"
@@ -50,11 +52,14 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
+#include "optimizer/paths.h"
+#include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/typcache.h"
 
 #include "compat.h"
@@ -155,6 +160,34 @@ InstalledSchema(void)
 }
 
 /*
+ * Whether relid (all its partitions, for a partitioned table) is large
+ * enough for the planner to consider parallel workers: below
+ * min_parallel_table_scan_size the serial receiver, cheaper per call, reads it.
+ */
+static bool
+LargeEnoughForWorkers(Oid relid)
+{
+	List	   *rels = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE
+		? find_all_inheritors(relid, AccessShareLock, NULL) : list_make1_oid(relid);
+	double		blocks = 0;
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		Relation	rel;
+
+		if (!RELKIND_HAS_STORAGE(get_rel_relkind(lfirst_oid(lc))))
+			continue;
+		rel = relation_open(lfirst_oid(lc), AccessShareLock);
+		blocks += RelationGetNumberOfBlocks(rel);
+		relation_close(rel, NoLock);
+		if (blocks >= min_parallel_table_scan_size)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The aggregate query fingerprinting relid's rows ("SELECT agg(rel, c1, c2...)
  * FROM ..."), or NULL when it does not apply: parallel query off, no column
  * or more columns than a function takes, or the extension's schema not usable
@@ -168,7 +201,7 @@ FingerprintAggQuery(Oid relid)
 	Oid			nsp;
 	int			ncols = 0;
 
-	if (max_parallel_workers_per_gather <= 0)
+	if (max_parallel_workers_per_gather <= 0 || !LargeEnoughForWorkers(relid))
 		return NULL;
 	nsp = InstalledSchema();
 	if (!OidIsValid(nsp) ||
