@@ -34,6 +34,15 @@ FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :r
 -- every day equals the source
 SELECT NOT EXISTS (SELECT FROM backfill_diff('TABLE ra', 'TABLE ra_src', ARRAY['id', 'day'])) AS equals_source;
 
+-- a source that reads the partition itself reads it as it was before the delete
+CREATE TABLE ra_before AS SELECT count(*) AS n, sum(v) AS s FROM ra_0311;
+SELECT backfill_plan('ra', '2026-03-11', '2026-03-12', $$SELECT id, day, v + 1 AS v FROM ra WHERE day >= $1 AND day < $2$$,
+	strategy => 'auto', options => '{"small_partition_rows": 100}') AS run_self \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run_self);
+RESET client_min_messages;
+SELECT count(*) = n AS same_rows, sum(v) = s + n AS each_one_more FROM ra_0311, ra_before GROUP BY n, s;
+
 -- an empty source for a small partition is refused, as a swap refuses it
 DELETE FROM ra_src WHERE day = '2026-03-11';
 SELECT backfill_plan('ra', '2026-03-11', '2026-03-12', $$SELECT * FROM ra_src WHERE day >= $1 AND day < $2$$,

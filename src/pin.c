@@ -286,41 +286,21 @@ AddDependencies(PinContext *cx, Oid fn)
 }
 
 /*
- * The core scanner's token code for an identifier.  The grammar's token
- * numbers (parser/gram.h) are not installed with the server headers from
- * PostgreSQL 16 on, so ask the scanner what it returns for one.
- */
-static int
-IdentToken(void)
-{
-	static int	ident = -1;
-
-	if (ident < 0)
-	{
-		core_yy_extra_type yyextra;
-		core_yyscan_t scanner = scanner_init("x", &yyextra, &ScanKeywords, ScanKeywordTokens);
-		core_YYSTYPE lval;
-		YYLTYPE		loc;
-
-		ident = core_yylex(&lval, &loc, scanner);
-		scanner_finish(scanner);
-	}
-	return ident;
-}
-
-/*
  * The names a function's text writes like calls: name or schema.name
  * followed by "(", read with the SQL lexer (an error if it cannot read it).
  */
 static List *
 CalledNames(const char *src)
 {
-	int			ident = IdentToken();	/* before our own scanner starts */
+	static int	ident = -1;	/* the token code, asked once */
 	core_yy_extra_type yyextra;
-	core_yyscan_t scanner = scanner_init(src, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	core_yyscan_t scanner;
 	List	   *names = NIL;
 	List	   *found = NIL;
 
+	if (ident < 0)
+		ident = BackfillTokenOf("x");
+	scanner = scanner_init(src, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	for (;;)
 	{
 		core_YYSTYPE lval;

@@ -64,41 +64,21 @@
 #define MAX_TASKS 100000
 
 /*
- * The core scanner's token code for a parameter ($n).  The grammar's token
- * numbers (parser/gram.h) are not installed with the server headers from
- * PostgreSQL 16 on, so ask the scanner what it returns for "$1".
- */
-static int
-ParamToken(void)
-{
-	static int	param = -1;
-
-	if (param < 0)
-	{
-		core_yy_extra_type yyextra;
-		core_yyscan_t scanner = scanner_init("$1", &yyextra, &ScanKeywords, ScanKeywordTokens);
-		core_YYSTYPE lval;
-		YYLTYPE		loc;
-
-		param = core_yylex(&lval, &loc, scanner);
-		scanner_finish(scanner);
-	}
-	return param;
-}
-
-/*
  * The source with $1 and $2 replaced by CAST('lo' AS type) and
  * CAST('hi' AS type).  Any other parameter number is an error.
  */
 char *
 BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi)
 {
-	int			param = ParamToken();	/* before our own scanner starts */
+	static int	param = -1;	/* the token code, asked once */
 	core_yy_extra_type yyextra;
-	core_yyscan_t scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	core_yyscan_t scanner;
 	StringInfoData out;
 	int			copied = 0;
 
+	if (param < 0)
+		param = BackfillTokenOf("$1");
+	scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
 	initStringInfo(&out);
 	for (;;)
 	{

@@ -196,73 +196,80 @@ SourceColumns(const char *bound)
 
 /*
  * The window of a task replaced by a delete and an insert in this
- * transaction, through the target: the chunk of a plain table, or a small
- * partition of an 'auto' run under FORCE ROW LEVEL SECURITY (lockrel, the
- * partition).  Writers of lockrel wait (SHARE ROW EXCLUSIVE),
- * readers see the old window until commit, the target's policies apply.
- * Returns the log record's id.
+ * transaction.  written is the table the rows go into: the target (the
+ * chunk of a plain table; a small partition of an 'auto' run under FORCE ROW
+ * LEVEL SECURITY, so that the policies apply), the source checked to stay in
+ * the window; or a small partition itself, whose bound the executor checks
+ * on every row.  Writers of lockrel wait (SHARE ROW EXCLUSIVE), readers see
+ * the old rows until commit.  Returns the log record's id.
  */
 static int64
-DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid lockrel)
+DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel)
 {
-	Oid			relid = run->targetoid;
-	char	   *target = BackfillQualifiedName(relid);
-	char	   *scope = TaskScope(run, task, NULL);
+	bool		through = written == run->targetoid;
+	char	   *table = BackfillQualifiedName(written);
+	char	   *scope = through ? TaskScope(run, task, NULL) : NULL;
 	char	   *cols = SourceColumns(bound);
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	StringInfoData details;
-	int64		outside;
-	int			rc;
-	uint64		deleted;
 	uint64		inserted;
 
 	LockRelationOid(lockrel, ShareRowExclusiveLock);
-	BackfillFingerprintRel(relid, scope, false, &before);
-	outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
-														   " WHERE NOT COALESCE(%s, false)",
-														   bound, TaskScope(run, task, "s")), 0, NULL, NULL));
-	if (outside > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CHECK_VIOLATION),
-				 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
-							   "%lld source rows lie outside the window [%s, %s) of task %d",
-							   outside, (long long) outside, task->range_from, task->range_to, task->task),
-				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+	BackfillFingerprintRel(written, scope, false, &before);
+	if (through)
+	{
+		int64		outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
+																		   " WHERE NOT COALESCE(%s, false)",
+																		   bound, TaskScope(run, task, "s")),
+																 0, NULL, NULL));
+
+		if (outside > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
+								   "%lld source rows lie outside the window [%s, %s) of task %d",
+								   outside, (long long) outside, task->range_from, task->range_to, task->task),
+					 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+	}
+
 	/*
 	 * One statement, so that the source reads the window as it was before
-	 * the delete (a source may read the target itself); the delete runs to
-	 * completion first (an InitPlan gates the insert), so a unique key may
-	 * come back.  The window's rows are those the delete removes.
+	 * the delete (a source may read the table itself: a snapshot of its own
+	 * would not do, SPI moves a writing statement's snapshot to the current
+	 * command); the delete runs to completion first (an InitPlan gates the
+	 * insert), so a unique key may come back.
 	 */
-	rc = SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s WHERE %s RETURNING 1)"
-							  " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
-							  " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
-							  get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
-							  target, scope, target, cols, cols, bound), false, 0);
-	if (rc != SPI_OK_INSERT)
-		elog(ERROR, "could not replace the window of task %d: %s", task->task, SPI_result_code_string(rc));
-	deleted = before.rows;
+	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
+							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
+							 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
+					false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not replace the window of task %d", task->task);
 	inserted = SPI_processed;
-	if (inserted == 0 && deleted > 0 && !run->opts.allow_empty)
+	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
-						task->range_from, task->range_to, task->task, deleted),
-				 errdetail("Running the task would empty the window of %s.", target),
+						task->range_from, task->range_to, task->task, before.rows),
+				 errdetail("Running the task would empty the window of %s.", BackfillQualifiedName(lockrel)),
 				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
 	CommandCounterIncrement();
-	BackfillFingerprintRel(relid, scope, false, &after);
+	BackfillFingerprintRel(written, scope, false, &after);
 
 	initStringInfo(&details);
-	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", \"scope\": ",
-					 deleted, inserted);
-	escape_json(&details, scope);
+	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT, before.rows, inserted);
+	if (scope)
+	{
+		appendStringInfoString(&details, ", \"scope\": ");
+		escape_json(&details, scope);
+	}
 	appendStringInfoString(&details, ", \"source\": ");
 	escape_json(&details, bound);
 	appendStringInfoChar(&details, '}');
-	return BackfillLogWriteChange(run->extschema, "delete_insert", target,
-								  lockrel != relid ? BackfillQualifiedName(lockrel) : NULL,
+	return BackfillLogWriteChange(run->extschema, "delete_insert", run->target,
+								  lockrel != run->targetoid ? BackfillQualifiedName(lockrel) : NULL,
 								  &before, &after, details.data);
 }
 
@@ -348,68 +355,8 @@ AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 					" written in place, without the DDL of a swap: %s", BackfillQualifiedName(relid), n,
 					run->opts.small_partition_rows,
 					run->key != NIL ? "merged on the key, only the rows that differ written"
-					: "deleted and filled again in one statement");
+					: "deleted and filled again");
 	return true;
-}
-
-/*
- * A small partition of an 'auto' run rewritten in place: deleted and filled
- * again in one statement, straight into the partition (the executor checks
- * its bound on every row, so no row can land elsewhere), with writers of the
- * partition waiting.  Under FORCE ROW LEVEL SECURITY on an ancestor the rows
- * go through the partitioned table instead, where the policies apply.
- * Returns the log record's id.
- */
-static int64
-RewriteSmallPartition(BackfillRun *run, BackfillTask *task, const char *bound, Oid relid)
-{
-	char	   *part = BackfillQualifiedName(relid);
-	char	   *cols;
-	BackfillFingerprint before;
-	BackfillFingerprint after;
-	StringInfoData details;
-	uint64		inserted;
-	SPIPlanPtr	insert;
-	Snapshot	snap;
-
-	if (ForcedRowSecurity(relid))
-		return DeleteInsert(run, task, bound, relid);
-
-	cols = SourceColumns(bound);
-	LockRelationOid(relid, ShareRowExclusiveLock);
-	BackfillFingerprintRel(relid, NULL, false, &before);
-
-	/*
-	 * The source is read on a snapshot taken before the delete, so that a
-	 * source that reads the partition reads it as it was; the insert's
-	 * unique checks see the deleted rows as gone.
-	 */
-	insert = BackfillPrepare(psprintf("INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s", part, cols, cols, bound),
-							 0, NULL, "source");
-	CommandCounterIncrement();
-	snap = RegisterSnapshot(GetLatestSnapshot());
-	if (SPI_execute(psprintf("DELETE FROM ONLY %s", part), false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not empty partition %s", part);
-	if (SPI_execute_snapshot(insert, NULL, NULL, snap, InvalidSnapshot, false, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not rewrite partition %s", part);
-	UnregisterSnapshot(snap);
-	inserted = SPI_processed;
-	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
-						task->range_from, task->range_to, task->task, before.rows),
-				 errdetail("Running the task would empty partition %s.", part),
-				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
-	CommandCounterIncrement();
-	BackfillFingerprintRel(relid, NULL, false, &after);
-
-	initStringInfo(&details);
-	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT ", \"source\": ",
-					 before.rows, inserted);
-	escape_json(&details, bound);
-	appendStringInfoChar(&details, '}');
-	return BackfillLogWriteChange(run->extschema, "delete_insert", run->target, part, &before, &after, details.data);
 }
 
 /* The rows a task wrote, as a query (by name: a swap gave the partition a new OID). */
@@ -519,10 +466,10 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	else
 		rc = -1;
 
-	if (rc == -2)
-		logid = RewriteSmallPartition(run, task, bound, relid);
+	if (rc == -2)				/* straight into a small partition, or through the target under FORCE RLS */
+		logid = DeleteInsert(run, task, bound, ForcedRowSecurity(relid) ? run->targetoid : relid, relid);
 	else if (rc == -1)
-		logid = DeleteInsert(run, task, bound, run->targetoid);
+		logid = DeleteInsert(run, task, bound, run->targetoid, run->targetoid);
 	else
 	{
 		if (rc != SPI_OK_SELECT || SPI_processed != 1)

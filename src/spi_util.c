@@ -102,6 +102,25 @@ SelectHasInto(SelectStmt *sel)
 }
 
 /*
+ * The core scanner's token code for the one token text holds ("$1", "x").
+ * The grammar's token numbers (parser/gram.h) are not installed with the
+ * server headers from PostgreSQL 16 on, so the scanner is asked.  Call it
+ * before starting a scanner of one's own.
+ */
+int
+BackfillTokenOf(const char *text)
+{
+	core_yy_extra_type yyextra;
+	core_yyscan_t scanner = scanner_init(text, &yyextra, &ScanKeywords, ScanKeywordTokens);
+	core_YYSTYPE lval;
+	YYLTYPE		loc;
+	int			tok = core_yylex(&lval, &loc, scanner);
+
+	scanner_finish(scanner);
+	return tok;
+}
+
+/*
  * Check that expr never closes a parenthesis or bracket it did not open:
  * "a) OR (b" is one expression on its own but, once embedded as "(a) OR (b)",
  * would escape the parentheses put around it.  Lexes with the server's own

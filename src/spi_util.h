@@ -16,6 +16,7 @@
 #include "utils/array.h"
 #include "utils/resowner.h"
 
+extern int	BackfillTokenOf(const char *text);
 extern char *BackfillCheckQuery(const char *query, const char *argname);
 extern char *BackfillCheckExpr(const char *expr, const char *argname);
 extern SPIPlanPtr BackfillPrepare(const char *sql, int nargs, Oid *argtypes,
