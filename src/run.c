@@ -601,14 +601,23 @@ TakeSlot(BackfillRun *run)
 	return false;
 }
 
+/* A task from a row of (task, partition, range_from, range_to, attempts). */
+static void
+TaskFromRow(HeapTuple tup, TupleDesc desc, BackfillTask *task)
+{
+	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+	task->partition = SPI_getvalue(tup, desc, 2);
+	task->range_from = SPI_getvalue(tup, desc, 3);
+	task->range_to = SPI_getvalue(tup, desc, 4);
+	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+}
+
 /* Claim the next task: pending, or failed with attempts left and not failed in this call. */
 static bool
 ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 {
 	Oid			types[3] = {INT8OID, INT4OID, INT4ARRAYOID};
 	Datum		values[3];
-	HeapTuple	tup;
-	TupleDesc	desc;
 
 	task->task = 0;
 	values[0] = Int64GetDatum(run->id);
@@ -623,13 +632,7 @@ ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 							 3, types, values, NULL, 0);
 	if (SPI_processed == 0)
 		return false;
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
-	task->partition = SPI_getvalue(tup, desc, 2);
-	task->range_from = SPI_getvalue(tup, desc, 3);
-	task->range_to = SPI_getvalue(tup, desc, 4);
-	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
 	return true;
 }
 
@@ -1292,8 +1295,6 @@ DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
 	Oid			types[2] = {INT8OID, INT4OID};
 	Datum		v[2] = {Int64GetDatum(run->id), Int32GetDatum(taskno)};
 	char		n[2] = {' ', any_task ? 'n' : ' '};
-	HeapTuple	tup;
-	TupleDesc	desc;
 
 	if (BackfillStateExec(run->extschema,
 						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
@@ -1309,13 +1310,7 @@ DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
 				 any_task
 				 ? errmsg("run " INT64_FORMAT " has no task left to run", run->id)
 				 : errmsg("run " INT64_FORMAT " has no task %d", run->id, taskno)));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
-	task->partition = SPI_getvalue(tup, desc, 2);
-	task->range_from = SPI_getvalue(tup, desc, 3);
-	task->range_to = SPI_getvalue(tup, desc, 4);
-	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
 }
 
 /* A task that swaps: its copy filled as the task would fill it, refusing what it refuses, no swap. */
