@@ -14,6 +14,27 @@ CREATE TYPE @extschema@.backfill_fingerprint AS (
 COMMENT ON TYPE @extschema@.backfill_fingerprint IS
 	'Row count and order-independent hash of a multiset of rows';
 
+-- The secret key of the row hash and of the seal a fingerprint shows (src/rowhash.c): 32 bytes
+-- from the server's strong random source (two version 4 UUIDs), made here, once per database.
+-- Without it nobody can compute a row's hash, so nobody can make two different tables
+-- fingerprint alike.  The key is the row made first: a restore brings back the key of the
+-- database dumped, older than the one CREATE EXTENSION made, so fingerprints recorded before
+-- the dump compare equal after the restore.  Databases that must compare fingerprints with
+-- each other (a logical replica) share it by copying this row.  No role but its owner and the
+-- database owner (who dumps and restores) reads it; the functions read it whoever calls.
+CREATE TABLE @extschema@.backfill_key_data (
+	key bytea NOT NULL DEFAULT pg_catalog.decode(pg_catalog.translate(pg_catalog.concat(
+		pg_catalog.gen_random_uuid(), pg_catalog.gen_random_uuid()), '-', ''), 'hex')
+		CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 32),
+	created timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp()
+);
+COMMENT ON TABLE @extschema@.backfill_key_data IS
+	'The secret key of backfill''s row hash and fingerprints: the row made first (keep it secret; copy it to compare fingerprints between databases)';
+INSERT INTO @extschema@.backfill_key_data DEFAULT VALUES;
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_key_data', '');
+REVOKE ALL ON @extschema@.backfill_key_data FROM PUBLIC;
+GRANT SELECT, INSERT ON @extschema@.backfill_key_data TO pg_database_owner;
+
 CREATE FUNCTION @extschema@.backfill_fingerprint(rel pg_catalog.regclass, scope pg_catalog.text DEFAULT NULL)
 	RETURNS @extschema@.backfill_fingerprint
 	AS 'MODULE_PATHNAME', 'backfill_fingerprint'

@@ -10,7 +10,11 @@
  * read in, so VACUUM FULL, CLUSTER, a dump and restore or another insert
  * order leave the fingerprint as it was; unlike XOR, a sum does not let a
  * duplicated row cancel out.  Each row hash is already a non-linear mix of
- * its columns, so values swapped between rows change the sums.
+ * its columns, so values swapped between rows change the sums.  Row hashes
+ * are keyed (rowhash.c), and a finished fingerprint is sealed: what it shows
+ * is a keyed hash of its count and sums (BackfillFingerprintSeal), equal for
+ * equal multisets and telling nothing of the sums, so no row's hash can be
+ * read off the fingerprint of a table holding that row alone.
  *
  * For a partitioned table the rows are those of all its partitions; for any
  * other relation only its own (ONLY: not those of inheritance children).
@@ -135,28 +139,8 @@ FingerprintAggReceive(TupleTableSlot *slot, DestReceiver *self)
 	half[16] = '\0';
 	r->fp->sum1 = strtou64(half, NULL, 16);
 	r->fp->sum2 = strtou64(hash + 16, NULL, 16);
+	r->fp->sealed = true;		/* the aggregate's final function sealed it */
 	return true;
-}
-
-/* The schema backfill is installed in, or InvalidOid. */
-static Oid
-InstalledSchema(void)
-{
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
-
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum("backfill"));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nsp;
 }
 
 /*
@@ -203,7 +187,7 @@ FingerprintAggQuery(Oid relid)
 
 	if (max_parallel_workers_per_gather <= 0 || !LargeEnoughForWorkers(relid))
 		return NULL;
-	nsp = InstalledSchema();
+	nsp = BackfillInstalledSchema();
 	if (!OidIsValid(nsp) ||
 		BackfillSchemaAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return NULL;
@@ -262,6 +246,7 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 
 	BackfillRunToDest(plan, NULL, read_only, (DestReceiver *) &r);
 	SPI_freeplan(plan);
+	BackfillFingerprintSeal(fp);
 }
 
 /*
@@ -283,11 +268,28 @@ BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 	BackfillUnpinSearchPath(nest);
 }
 
-/* The hash part of a fingerprint as 32 hexadecimal digits. */
+/* Seal a finished fingerprint's sums, unless they are sealed already. */
+void
+BackfillFingerprintSeal(BackfillFingerprint *fp)
+{
+	uint64		sealed[2];
+
+	if (fp->sealed)
+		return;
+	BackfillSealSums(fp->rows, fp->sum1, fp->sum2, sealed);
+	fp->sum1 = sealed[0];
+	fp->sum2 = sealed[1];
+	fp->sealed = true;
+}
+
+/* The hash part of a fingerprint as 32 hexadecimal digits, sealed. */
 char *
 BackfillFingerprintText(const BackfillFingerprint *fp)
 {
-	return psprintf("%016" PRIx64 "%016" PRIx64, fp->sum1, fp->sum2);
+	BackfillFingerprint copy = *fp;
+
+	BackfillFingerprintSeal(&copy);
+	return psprintf("%016" PRIx64 "%016" PRIx64, copy.sum1, copy.sum2);
 }
 
 PG_FUNCTION_INFO_V1(backfill_fingerprint);

@@ -10,11 +10,17 @@
 
 #include "postgres.h"
 
+/*
+ * A fingerprint being computed holds the sums; a finished one is sealed:
+ * sum1 and sum2 then hold the 128 bits shown (see BackfillSealSums), which
+ * say whether two multisets are equal and nothing else.
+ */
 typedef struct BackfillFingerprint
 {
 	uint64		rows;
 	uint64		sum1;			/* sum of the row hashes */
 	uint64		sum2;			/* sum of a second mix of the row hashes */
+	bool		sealed;
 } BackfillFingerprint;
 
 /*
@@ -31,6 +37,7 @@ BackfillFingerprintLane2(uint64 h)
 extern void BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp);
 extern void BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 								   BackfillFingerprint *fp);
+extern void BackfillFingerprintSeal(BackfillFingerprint *fp);
 extern char *BackfillFingerprintText(const BackfillFingerprint *fp);
 
 #endif							/* BACKFILL_FINGERPRINT_H */

@@ -157,10 +157,11 @@ Fingerprints(ProbeState *ps, int samples)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_second);
 }
 
-/* Whether two fingerprints differ. */
+/* Whether two fingerprints (sealed, as BackfillFingerprintRel leaves them) differ. */
 static bool
 FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
 {
+	Assert(a->sealed && b->sealed);
 	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
 }
 

@@ -37,15 +37,18 @@
  * A row is the set of its (column name, value) pairs: columns are visited in
  * the byte order of their names, and the names go into the hash, so two
  * tables with the same columns in another physical order hash their rows
- * alike.  The values are folded by chains of steps, each a bijection of the
- * 64-bit state for a given input word (xor, multiply by an odd constant,
- * rotate); a value is its length then its 8-byte words.  Columns alternate
- * between two chains that the processor runs side by side, and the two states
- * are folded together by one more step, a bijection of either state for a
- * given other.  Two rows of the same shape that differ in one value end in
- * different states; every step is non-linear over addition (multiply, rotate),
- * so the row hash is a non-linear function of every value and values swapped
- * between two rows change the sum of their hashes.
+ * alike.
+ *
+ * The encoding of a row is a sequence of 64-bit words, a value giving its
+ * length then its 8-byte words, a NULL nothing but a bit in the row's (or the
+ * composite's, or the array's) NULL bitmap; given the column types, the words
+ * determine the values.  The words are hashed by SipHash-1-3 under a secret
+ * 128-bit key (backfill_key_data, made by CREATE EXTENSION from the server's
+ * strong random source, kept by pg_dump): SipHash is a pseudorandom function,
+ * so without the key nobody can compute a row hash, nor find two rows that
+ * hash alike, nor two multisets whose sums meet, better than by chance; and
+ * the sums a fingerprint shows are sealed under a second key (see
+ * BackfillSealSums), so no row's hash can be read off either.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,9 +56,14 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/tableam.h"
 #include "access/transam.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgtime.h"
@@ -63,21 +71,22 @@
 #include "utils/arrayaccess.h"
 #include "utils/bytea.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/multirangetypes.h"
 #include "utils/rangetypes.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "compat.h"
 #include "rowhash.h"
 
-#define ROWHASH_SEED	UINT64CONST(0x243f6a8885a308d3)
-#define MUL				UINT64CONST(0x9e3779b97f4a7c15)
-#define NULL_MARK		UINT64CONST(0x13198a2e03707344)
-#define LEN_MARK		UINT64CONST(0xa4093822299f31d0)
-#define ARRAY_MARK		UINT64CONST(0x082efa98ec4e6c89)
 #define ROW_MARK		UINT64CONST(0x452821e638d01377)
+#define ARRAY_MARK		UINT64CONST(0x082efa98ec4e6c89)
+#define LEN_MARK		UINT64CONST(0xa4093822299f31d0)
 #define RANGE_MARK		UINT64CONST(0xbe5466cf34e90c6c)
 #define MULTIRANGE_MARK	UINT64CONST(0xc0ac29b7c97c50dd)
 
@@ -88,18 +97,53 @@ Rotl64(uint64 x, int r)
 	return (x << r) | (x >> (64 - r));
 }
 
-/* One step of the chain: for a given word, a bijection of the state. */
-static inline uint64
-Step(uint64 acc, uint64 word)
+/* SipHash's round. */
+static pg_attribute_always_inline void
+SipRound(BackfillSipState *s)
 {
-	return Rotl64((acc ^ word) * MUL, 29);
+	s->v0 += s->v1;
+	s->v1 = Rotl64(s->v1, 13);
+	s->v1 ^= s->v0;
+	s->v0 = Rotl64(s->v0, 32);
+	s->v2 += s->v3;
+	s->v3 = Rotl64(s->v3, 16);
+	s->v3 ^= s->v2;
+	s->v0 += s->v3;
+	s->v3 = Rotl64(s->v3, 21);
+	s->v3 ^= s->v0;
+	s->v2 += s->v1;
+	s->v1 = Rotl64(s->v1, 17);
+	s->v1 ^= s->v2;
+	s->v2 = Rotl64(s->v2, 32);
 }
 
-/* The step for a NULL: another bijection, so no value steps like a NULL. */
-static inline uint64
-StepNull(uint64 acc)
+/* SipHash's initial state for the key (k0, k1). */
+static void
+SipInit(BackfillSipState *s, uint64 k0, uint64 k1)
 {
-	return Rotl64((acc + NULL_MARK) * UINT64CONST(0xc2b2ae3d27d4eb4f), 37);
+	s->v0 = k0 ^ UINT64CONST(0x736f6d6570736575);
+	s->v1 = k1 ^ UINT64CONST(0x646f72616e646f6d);
+	s->v2 = k0 ^ UINT64CONST(0x6c7967656e657261);
+	s->v3 = k1 ^ UINT64CONST(0x7465646279746573);
+}
+
+/* SipHash's finalization, after d rounds. */
+static pg_attribute_always_inline uint64
+SipFinish(BackfillSipState *s, int d)
+{
+	s->v2 ^= 0xff;
+	for (int i = 0; i < d; i++)
+		SipRound(s);
+	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
+}
+
+/* Fold one word into the state: SipHash-1-3's compression of a block. */
+static pg_attribute_always_inline void
+Step(BackfillSipState *s, uint64 word)
+{
+	s->v3 ^= word;
+	SipRound(s);
+	s->v0 ^= word;
 }
 
 /*
@@ -110,8 +154,8 @@ StepNull(uint64 acc)
  * the bytes, and no byte is read alone in a loop (which would stall on store
  * forwarding).
  */
-static pg_attribute_always_inline uint64
-StepBytes(uint64 acc, const unsigned char *p, size_t len)
+static pg_attribute_always_inline void
+StepBytes(BackfillSipState *s, const unsigned char *p, size_t len)
 {
 	uint64		v;
 
@@ -132,14 +176,15 @@ StepBytes(uint64 acc, const unsigned char *p, size_t len)
 				((uint64) p[len - 1] << ((len - 1) * 8));
 		else
 			v = 0;
-		return Step(acc, v | ((uint64) len << 56));
+		Step(s, v | ((uint64) len << 56));
+		return;
 	}
 
-	acc = Step(acc, (uint64) len ^ LEN_MARK);
+	Step(s, (uint64) len ^ LEN_MARK);
 	while (len >= 8)
 	{
 		memcpy(&v, p, 8);
-		acc = Step(acc, v);
+		Step(s, v);
 		p += 8;
 		len -= 8;
 	}
@@ -150,11 +195,10 @@ StepBytes(uint64 acc, const unsigned char *p, size_t len)
 
 		memcpy(&lo, p, 4);
 		memcpy(&hi, p + len - 4, 4);
-		acc = Step(acc, ((uint64) hi << 32) | lo);
+		Step(s, ((uint64) hi << 32) | lo);
 	}
 	else if (len > 0)
-		acc = Step(acc, ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1]);
-	return acc;
+		Step(s, ((uint64) p[0] << 16) | ((uint64) p[len >> 1] << 8) | p[len - 1]);
 }
 
 /* The bits of a float8, every NaN alike. */
@@ -274,17 +318,18 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 		vh->mode = HASH_CSTRING;
 }
 
-static uint64 StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc,
+static void StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s,
 						  Datum value);
 
 /* Fold one non-NULL value into the state. */
-static pg_attribute_always_inline uint64
-StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+static pg_attribute_always_inline void
+StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	switch (vh->mode)
 	{
 		case HASH_BYVAL:
-			return Step(acc, (uint64) value & vh->mask);
+			Step(s, (uint64) value & vh->mask);
+			return;
 		case HASH_VARLENA:
 			{
 				struct varlena *p = (struct varlena *) DatumGetPointer(value);
@@ -297,21 +342,48 @@ StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 					MemoryContextSwitchTo(old);
 					h->tmpdirty = true;
 				}
-				return StepBytes(acc, (const unsigned char *) VARDATA_ANY(p),
+				StepBytes(s, (const unsigned char *) VARDATA_ANY(p),
 								 VARSIZE_ANY_EXHDR(p));
+			return;
 			}
 		case HASH_FIXED:
-			return StepBytes(acc, (const unsigned char *) DatumGetPointer(value), vh->typlen);
+			StepBytes(s, (const unsigned char *) DatumGetPointer(value), vh->typlen);
+			return;
 		case HASH_FLOAT8:
-			return Step(acc, Float8Bits(DatumGetFloat8(value)));
+			Step(s, Float8Bits(DatumGetFloat8(value)));
+			return;
 		default:
-			return StepComplex(h, vh, acc, value);
+			{
+				/* through a copy, so the caller's state stays in registers */
+				BackfillSipState copy = *s;
+
+				StepComplex(h, vh, &copy, value);
+				*s = copy;
+				return;
+			}
 	}
 }
 
-/* Fold a composite value: its number of fields, then each field. */
-static uint64
-StepComposite(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+/*
+ * Fold the NULL flags of n values, 64 to a word; the values themselves are
+ * then folded without their NULLs, so a NULL is only its bit.
+ */
+static void
+StepNullFlags(BackfillSipState *s, const bool *isnull, int n)
+{
+	for (int i = 0; i < n; i += 64)
+	{
+		uint64		word = 0;
+
+		for (int j = i; j < Min(n, i + 64); j++)
+			word |= (uint64) isnull[j] << (j - i);
+		Step(s, word);
+	}
+}
+
+/* Fold a composite value: its number of fields, their NULL flags, then each field. */
+static void
+StepComposite(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	HeapTupleHeader td = DatumGetHeapTupleHeader(value);
 	Oid			rowtype = HeapTupleHeaderGetTypeId(td);
@@ -353,19 +425,52 @@ StepComposite(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum v
 	tuple.t_data = td;
 	heap_deform_tuple(&tuple, vh->rowdesc, values, nulls);
 
-	acc = Step(acc, ROW_MARK);
+	/* a dropped field counts as not NULL, and is not folded */
+	for (int i = 0; i < natts; i++)
+		nulls[i] = nulls[i] && vh->fields[i] != NULL;
+	Step(s, ROW_MARK ^ (uint64) natts);
+	StepNullFlags(s, nulls, natts);
 	for (int i = 0; i < natts; i++)
 	{
-		if (vh->fields[i] == NULL)
-			continue;
-		acc = nulls[i] ? StepNull(acc) : StepValue(h, vh->fields[i], acc, values[i]);
+		if (vh->fields[i] != NULL && !nulls[i])
+			StepValue(h, vh->fields[i], s, values[i]);
 	}
-	return acc;
 }
 
-/* Fold an array value: its dimensions, then each element in storage order. */
-static uint64
-StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+/*
+ * Fold the NULL flags of an array's elements: their number, and unless it is
+ * 0, the flags 64 to a word.  The null bitmap an array may keep after its last
+ * NULL is gone does not count.
+ */
+static void
+StepArrayNulls(BackfillSipState *s, ArrayType *arr, int nitems)
+{
+	bits8	   *bitmap = ARR_NULLBITMAP(arr);
+	uint64		nnulls = 0;
+
+	if (bitmap != NULL)
+		for (int i = 0; i < nitems; i++)
+			nnulls += (bitmap[i >> 3] & (1 << (i & 7))) == 0;
+	Step(s, nnulls);
+	if (nnulls == 0)
+		return;
+	for (int i = 0; i < nitems; i += 64)
+	{
+		uint64		word = 0;
+
+		for (int j = i; j < Min(nitems, i + 64); j++)
+			if ((bitmap[j >> 3] & (1 << (j & 7))) == 0)
+				word |= UINT64CONST(1) << (j - i);
+		Step(s, word);
+	}
+}
+
+/*
+ * Fold an array value: its dimensions, its elements' NULL flags, then each
+ * element that is not NULL, in storage order.
+ */
+static void
+StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(value);
 	int			ndim = ARR_NDIM(arr);
@@ -373,12 +478,13 @@ StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 	array_iter	it;
 
 	check_stack_depth();
-	acc = Step(acc, (uint64) ndim ^ ARRAY_MARK);
+	Step(s, (uint64) ndim ^ ARRAY_MARK);
 	for (int d = 0; d < ndim; d++)
 	{
-		acc = Step(acc, (uint64) (uint32) ARR_DIMS(arr)[d]);
-		acc = Step(acc, (uint64) (uint32) ARR_LBOUND(arr)[d]);
+		Step(s, (uint64) (uint32) ARR_DIMS(arr)[d]);
+		Step(s, (uint64) (uint32) ARR_LBOUND(arr)[d]);
 	}
+	StepArrayNulls(s, arr, nitems);
 
 	array_iter_setup(&it, (AnyArrayType *) arr);
 	for (int i = 0; i < nitems; i++)
@@ -387,29 +493,28 @@ StepArray(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 		Datum		elem = array_iter_next(&it, &isnull, i, vh->elem->typlen,
 										   vh->elem->typbyval, vh->elem->typalign);
 
-		acc = isnull ? StepNull(acc) : StepValue(h, vh->elem, acc, elem);
+		if (!isnull)
+			StepValue(h, vh->elem, s, elem);
 	}
-	return acc;
 }
 
 /* Fold a range's flags, then its bounds that are values. */
-static uint64
-StepBounds(BackfillRowHasher *h, BackfillValueHasher *elem, uint64 acc,
+static void
+StepBounds(BackfillRowHasher *h, BackfillValueHasher *elem, BackfillSipState *s,
 		   const RangeBound *lower, const RangeBound *upper, bool empty)
 {
-	acc = Step(acc, RANGE_MARK ^ ((uint64) empty |
-								  (uint64) lower->infinite << 1 | (uint64) lower->inclusive << 2 |
-								  (uint64) upper->infinite << 3 | (uint64) upper->inclusive << 4));
+	Step(s, RANGE_MARK ^ ((uint64) empty |
+						  (uint64) lower->infinite << 1 | (uint64) lower->inclusive << 2 |
+						  (uint64) upper->infinite << 3 | (uint64) upper->inclusive << 4));
 	if (!empty && !lower->infinite)
-		acc = StepValue(h, elem, acc, lower->val);
+		StepValue(h, elem, s, lower->val);
 	if (!empty && !upper->infinite)
-		acc = StepValue(h, elem, acc, upper->val);
-	return acc;
+		StepValue(h, elem, s, upper->val);
 }
 
 /* Fold a range of a type that is not built in: its flags, then its bounds. */
-static uint64
-StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+static void
+StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	RangeBound	lower;
 	RangeBound	upper;
@@ -417,7 +522,7 @@ StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
 
 	check_stack_depth();
 	range_deserialize(vh->rangetype, DatumGetRangeTypeP(value), &lower, &upper, &empty);
-	return StepBounds(h, vh->elem, acc, &lower, &upper, empty);
+	StepBounds(h, vh->elem, s, &lower, &upper, empty);
 }
 
 /*
@@ -425,23 +530,22 @@ StepRange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value
  * would (a multirange's text holds its bounds in the session's settings, and
  * its bytes the OIDs of its types).
  */
-static uint64
-StepMultirange(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+static void
+StepMultirange(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	MultirangeType *mr = DatumGetMultirangeTypeP(value);
 	uint32		count = mr->rangeCount;
 
 	check_stack_depth();
-	acc = Step(acc, MULTIRANGE_MARK ^ (uint64) count);
+	Step(s, MULTIRANGE_MARK ^ (uint64) count);
 	for (uint32 i = 0; i < count; i++)
 	{
 		RangeBound	lower;
 		RangeBound	upper;
 
 		multirange_get_bounds(vh->rangetype, mr, i, &lower, &upper);
-		acc = StepBounds(h, vh->elem, acc, &lower, &upper, false);
+		StepBounds(h, vh->elem, s, &lower, &upper, false);
 	}
-	return acc;
 }
 
 /*
@@ -476,8 +580,8 @@ FixOutputSettings(BackfillRowHasher *h)
 }
 
 /* The modes that allocate or recurse, kept out of the inlined fast path. */
-static uint64
-StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum value)
+static void
+StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Datum value)
 {
 	MemoryContext old;
 
@@ -491,39 +595,42 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum val
 				if (isnan(f))
 					f = get_float4_nan();
 				memcpy(&bits, &f, sizeof(bits));
-				return Step(acc, bits);
+				Step(s, bits);
+			return;
 			}
 		case HASH_FLOAT8S:
 			{
 				const char *p = DatumGetPointer(value);
 
-				acc = Step(acc, (uint64) vh->typlen ^ LEN_MARK);
+				Step(s, (uint64) vh->typlen ^ LEN_MARK);
 				for (int off = 0; off + (int) sizeof(float8) <= vh->typlen; off += sizeof(float8))
 				{
 					float8		f;
 
 					memcpy(&f, p + off, sizeof(f));
-					acc = Step(acc, Float8Bits(f));
+					Step(s, Float8Bits(f));
 				}
-				return acc;
+				return;
 			}
 		case HASH_CSTRING:
 			{
-				const char *s = DatumGetCString(value);
+				const char *str = DatumGetCString(value);
 
-				return StepBytes(acc, (const unsigned char *) s, strlen(s));
+				StepBytes(s, (const unsigned char *) str, strlen(str));
+				return;
 			}
 		case HASH_OUTPUT:
 			{
-				char	   *s;
+				char	   *str;
 
 				if (vh->bysettings && h->gucnest == 0)
 					FixOutputSettings(h);
 				old = MemoryContextSwitchTo(h->tmpcxt);
-				s = OutputFunctionCall(&vh->outfn, value);
+				str = OutputFunctionCall(&vh->outfn, value);
 				MemoryContextSwitchTo(old);
 				h->tmpdirty = true;
-				return StepBytes(acc, (const unsigned char *) s, strlen(s));
+				StepBytes(s, (const unsigned char *) str, strlen(str));
+				return;
 			}
 		case HASH_ARRAY:
 		case HASH_COMPOSITE:
@@ -532,15 +639,15 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum val
 			old = MemoryContextSwitchTo(h->tmpcxt);
 			h->tmpdirty = true;
 			if (vh->mode == HASH_ARRAY)
-				acc = StepArray(h, vh, acc, value);
+				StepArray(h, vh, s, value);
 			else if (vh->mode == HASH_COMPOSITE)
-				acc = StepComposite(h, vh, acc, value);
+				StepComposite(h, vh, s, value);
 			else if (vh->mode == HASH_RANGE)
-				acc = StepRange(h, vh, acc, value);
+				StepRange(h, vh, s, value);
 			else
-				acc = StepMultirange(h, vh, acc, value);
+				StepMultirange(h, vh, s, value);
 			MemoryContextSwitchTo(old);
-			return acc;
+			return;
 		default:
 			elog(ERROR, "unexpected hash mode %d", (int) vh->mode);
 	}
@@ -549,14 +656,99 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, uint64 acc, Datum val
 
 /* Order columns by the bytes of their names. */
 static int
-CompareColumnNames(const void *a, const void *b, void *arg)
+CompareColumnNames(const void *a, const void *b)
 {
-	TupleDesc	desc = (TupleDesc) arg;
-	const BackfillColHasher *ca = (const BackfillColHasher *) a;
-	const BackfillColHasher *cb = (const BackfillColHasher *) b;
+	return strcmp(((const BackfillColHasher *) a)->name, ((const BackfillColHasher *) b)->name);
+}
 
-	return strcmp(NameStr(TupleDescAttr(desc, ca->attidx)->attname),
-				  NameStr(TupleDescAttr(desc, cb->attidx)->attname));
+/* The schema backfill is installed in, or InvalidOid. */
+Oid
+BackfillInstalledSchema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("backfill"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/*
+ * The database's secret keys: 32 bytes, the first 16 keying the row hash,
+ * the last 16 sealing fingerprints.  They are the row of backfill_key_data
+ * (in the extension's schema) that was made first: CREATE EXTENSION makes
+ * one, and a restore brings back the older one of the database dumped, so
+ * fingerprints recorded before a dump still compare equal after its restore.
+ * Read directly, whoever calls: no role needs to read the table.
+ */
+static void
+LoadKeys(uint64 keys[4])
+{
+	Oid			relid = get_relname_relid("backfill_key_data", BackfillInstalledSchema());
+	Relation	rel;
+	TableScanDesc scan;
+	Snapshot	snap;
+	HeapTuple	tuple;
+	bool		found = false;
+	TimestampTz best_made = 0;
+	unsigned char best[32];
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "the table backfill_key_data of extension backfill is missing");
+	rel = table_open(relid, AccessShareLock);
+	snap = RegisterSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot());
+	scan = table_beginscan(rel, snap, 0, NULL);
+	while ((tuple = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull[2];
+		Datum		key = heap_getattr(tuple, 1, RelationGetDescr(rel), &isnull[0]);
+		Datum		made = heap_getattr(tuple, 2, RelationGetDescr(rel), &isnull[1]);
+		bytea	   *k;
+
+		if (isnull[0] || isnull[1])
+			continue;
+		k = DatumGetByteaPP(key);
+		if (VARSIZE_ANY_EXHDR(k) != sizeof(best))
+			continue;
+		if (!found || DatumGetTimestampTz(made) < best_made ||
+			(DatumGetTimestampTz(made) == best_made && memcmp(VARDATA_ANY(k), best, sizeof(best)) < 0))
+		{
+			memcpy(best, VARDATA_ANY(k), sizeof(best));
+			best_made = DatumGetTimestampTz(made);
+			found = true;
+		}
+	}
+	table_endscan(scan);
+	UnregisterSnapshot(snap);
+	table_close(rel, AccessShareLock);
+
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("backfill has no key to hash rows with: the table backfill_key_data holds no key"),
+				 errhint("As its owner, run INSERT INTO backfill_key_data DEFAULT VALUES; fingerprints recorded under the lost key will no longer compare equal.")));
+	memcpy(keys, best, sizeof(best));
+}
+
+/* The state every row starts from: the key, the seed, the columns' names. */
+static void
+RowHasherStart(BackfillRowHasher *h)
+{
+	SipInit(&h->start, h->k0, h->k1);
+	Step(&h->start, h->seed);
+	Step(&h->start, (uint64) h->ncols ^ ROW_MARK);
+	for (int i = 0; i < h->ncols; i++)
+		StepBytes(&h->start, (const unsigned char *) h->cols[i].name, strlen(h->cols[i].name));
+	h->startseed = h->seed;
 }
 
 /*
@@ -568,6 +760,7 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 {
 	BackfillRowHasher *h = palloc0(sizeof(BackfillRowHasher));
 	int			n = attidx ? ncols : desc->natts;
+	uint64		keys[4];
 
 	h->cols = palloc0(sizeof(BackfillColHasher) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -576,55 +769,53 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 
 		if (TupleDescAttr(desc, idx)->attisdropped)
 			continue;
-		h->cols[h->ncols++].attidx = idx;
+		h->cols[h->ncols].attidx = idx;
+		h->cols[h->ncols++].name = pstrdup(NameStr(TupleDescAttr(desc, idx)->attname));
 		h->maxattidx = Max(h->maxattidx, idx + 1);
 	}
-	qsort_arg(h->cols, h->ncols, sizeof(BackfillColHasher), CompareColumnNames, desc);
-
-	h->names = ROWHASH_SEED;
+	qsort(h->cols, h->ncols, sizeof(BackfillColHasher), CompareColumnNames);
 	for (int i = 0; i < h->ncols; i++)
-	{
-		const char *name = NameStr(TupleDescAttr(desc, h->cols[i].attidx)->attname);
-
 		ValueHasherInit(&h->cols[i].vh, TupleDescAttr(desc, h->cols[i].attidx)->atttypid,
 						CurrentMemoryContext);
-		h->names = StepBytes(h->names, (const unsigned char *) name, strlen(name));
-	}
+
+	LoadKeys(keys);
+	h->k0 = keys[0];
+	h->k1 = keys[1];
+	RowHasherStart(h);
 	h->tmpcxt = AllocSetContextCreate(CurrentMemoryContext,
 									  "backfill row hash",
 									  ALLOCSET_SMALL_SIZES);
 	return h;
 }
 
-/* Fold one column of a row into the state. */
-static pg_attribute_always_inline uint64
-StepColumn(BackfillRowHasher *h, BackfillColHasher *col, uint64 acc,
-		   const Datum *values, const bool *isnull)
-{
-	if (isnull[col->attidx])
-		return StepNull(acc);
-	return StepValue(h, &col->vh, acc, values[col->attidx]);
-}
-
 /*
  * The hash of the hasher's columns of a row given as values and isnull, each
- * indexed by attidx: columns alternate between two chains, folded together
- * at the end.
+ * indexed by attidx: the values that are not NULL in the order of the
+ * columns' names, then the NULL flags, 64 to a word.
  */
 static pg_attribute_always_inline uint64
 HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 {
-	uint64		a = h->names ^ h->seed;
-	uint64		b = ~a;
-	int			i;
+	BackfillSipState s;
+	uint64		nulls[(MaxTupleAttributeNumber + 63) / 64];
+	int			nwords = (h->ncols + 63) >> 6;
 
-	for (i = 0; i + 1 < h->ncols; i += 2)
+	if (unlikely(h->seed != h->startseed))
+		RowHasherStart(h);
+	s = h->start;
+	for (int w = 0; w < nwords; w++)
+		nulls[w] = 0;
+	for (int i = 0; i < h->ncols; i++)
 	{
-		a = StepColumn(h, &h->cols[i], a, values, isnull);
-		b = StepColumn(h, &h->cols[i + 1], b, values, isnull);
+		BackfillColHasher *col = &h->cols[i];
+
+		if (isnull[col->attidx])
+			nulls[i >> 6] |= UINT64CONST(1) << (i & 63);
+		else
+			StepValue(h, &col->vh, &s, values[col->attidx]);
 	}
-	if (i < h->ncols)
-		a = StepColumn(h, &h->cols[i], a, values, isnull);
+	for (int w = 0; w < nwords; w++)
+		Step(&s, nulls[w]);
 
 	if (unlikely(h->tmpdirty))
 	{
@@ -636,8 +827,7 @@ HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 			h->gucnest = 0;
 		}
 	}
-	a = Step(a ^ (uint64) h->ncols, b);
-	return a ^ (a >> 31);		/* high bits down, so the sum's low bits see them */
+	return SipFinish(&s, 3);
 }
 
 /* The hash of the hasher's columns of the row in slot. */
@@ -657,4 +847,35 @@ uint64
 BackfillHashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 {
 	return HashValues(h, values, isnull);
+}
+
+/*
+ * Seal a multiset's count and sums into the 128 bits a fingerprint shows:
+ * SipHash-2-4 of the three words under the database's second key, twice
+ * (told apart by a last word).  Equal multisets give equal seals; anything
+ * else gives unrelated ones, from which nothing of the sums, and so of any
+ * row's hash, can be read without the key.
+ */
+void
+BackfillSealSums(uint64 rows, uint64 sum1, uint64 sum2, uint64 sealed[2])
+{
+	uint64		keys[4];
+
+	LoadKeys(keys);
+	for (int half = 0; half < 2; half++)
+	{
+		BackfillSipState s;
+
+		uint64		words[4] = {rows, sum1, sum2, (uint64) half + 1};
+
+		SipInit(&s, keys[2], keys[3]);
+		for (int i = 0; i < 4; i++)
+		{
+			s.v3 ^= words[i];
+			SipRound(&s);
+			SipRound(&s);
+			s.v0 ^= words[i];
+		}
+		sealed[half] = SipFinish(&s, 4);
+	}
 }

@@ -54,16 +54,29 @@ typedef struct BackfillValueHasher
 typedef struct BackfillColHasher
 {
 	int			attidx;			/* 0-based position in the slot */
+	const char *name;			/* the column's name */
 	BackfillValueHasher vh;
 } BackfillColHasher;
+
+/* The state of SipHash. */
+typedef struct BackfillSipState
+{
+	uint64		v0;
+	uint64		v1;
+	uint64		v2;
+	uint64		v3;
+} BackfillSipState;
 
 typedef struct BackfillRowHasher
 {
 	int			ncols;
 	BackfillColHasher *cols;	/* in the byte order of their names */
 	int			maxattidx;		/* highest attidx + 1, for slot_getsomeattrs */
-	uint64		names;			/* hash of the column names, in that order */
+	uint64		k0;				/* the database's row hash key */
+	uint64		k1;
 	uint64		seed;			/* 0 unless a caller needs another hash family */
+	uint64		startseed;		/* the seed start was made with */
+	BackfillSipState start;		/* after the key, the seed and the columns' names */
 	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
 	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
@@ -75,16 +88,7 @@ extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
 extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
 								 const bool *isnull);
 
-/* Final mix of a 64-bit value (MurmurHash3's fmix64): a bijection. */
-static inline uint64
-BackfillMix64(uint64 h)
-{
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
+extern Oid	BackfillInstalledSchema(void);
+extern void BackfillSealSums(uint64 rows, uint64 sum1, uint64 sum2, uint64 sealed[2]);
 
 #endif							/* BACKFILL_ROWHASH_H */

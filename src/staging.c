@@ -810,5 +810,6 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 				 errdetail("The partition holds %s%s; one row has %s.",
 						   bp->boundspec, bp->outer ? " within the bounds of its parents" : "", r.sample),
 				 errhint("Filter the source on the partition's bounds, $1 and $2 (for LIST, $1 is the array of its values).")));
+	BackfillFingerprintSeal(fp);
 	CommandCounterIncrement();
 }

@@ -39,6 +39,7 @@ $pub->safe_psql('postgres', "CREATE EXTENSION backfill; $schema" . q{
 	CREATE PUBLICATION pub_sales FOR TABLE sales;
 });
 $sub->safe_psql('postgres', "CREATE EXTENSION backfill; $schema");
+
 # over the publisher's Unix socket (the clusters listen on no TCP port)
 my $pubconn = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', "CREATE SUBSCRIPTION sub_sales CONNECTION '$pubconn' PUBLICATION pub_sales");
@@ -46,6 +47,15 @@ $sub->wait_for_subscription_sync($pub, 'sub_sales');
 
 my $fp = q{SELECT string_agg((backfill_fingerprint(p))::text, ' ' ORDER BY p::text)
 	FROM unnest('{sales_0301,sales_0302,sales_0303}'::regclass[]) p};
+
+# Each database hashes rows under its own secret key, so the same rows fingerprint
+# differently in two databases until they share the key: the subscriber takes the
+# publisher's row of backfill_key_data, older than its own (the oldest row is the key).
+isnt($sub->safe_psql('postgres', $fp), $pub->safe_psql('postgres', $fp),
+	'under their own keys, the same rows fingerprint differently in the two databases');
+my $keyrow = $pub->safe_psql('postgres',
+	q{SELECT format('INSERT INTO backfill_key_data VALUES (%L, %L)', key, created) FROM backfill_key_data});
+$sub->safe_psql('postgres', $keyrow);
 is($sub->safe_psql('postgres', $fp), $pub->safe_psql('postgres', $fp), 'the subscriber starts in sync');
 
 # A replacement of a published partition: refused, and told to merge.
