@@ -8,11 +8,21 @@
 -- they were, with no staging table left behind.  Each call runs in a subtransaction rolled
 -- back afterwards, so each starts from the same state.  The seed is fixed: the same calls run
 -- every time, and a failure names the call to replay.
+--
+-- The pools hold hostile shapes too: records nested deeper than the stack allows, arrays of
+-- length-limited types and domains over them (with values that fit and values a plain INSERT
+-- refuses), a role whose row-level security policy hides half of a table, and session
+-- settings that change how values print.  Each call runs either as the test's role under
+-- its settings or under one of those: a fingerprint must not change with the settings, the
+-- restricted role must never see a count or fingerprint over rows it cannot read, and no
+-- value longer than its column allows may ever be written.
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
 SET LOCAL statement_timeout = '20s';
-SELECT plan(7);
+-- a small stack, so that a record nested 5,000 deep exceeds it
+SET LOCAL max_stack_depth = '512kB';
+SELECT plan(8);
 
 CREATE TABLE fz_src (id bigint, day date, v numeric(12,2), note text);
 INSERT INTO fz_src SELECT g, date '2026-03-10' + (g % 4), g % 97, 'n' || g FROM generate_series(1, 400) g;
@@ -30,6 +40,26 @@ CREATE SEQUENCE fz_seq;
 CREATE TABLE fz_gone (id bigint);
 CREATE TEMP TABLE gone AS SELECT 'fz_gone'::regclass::oid::text AS oid;
 DROP TABLE fz_gone;
+-- hostile shapes: deep records, typmod'd arrays and a domain over one, a restricted role
+CREATE FUNCTION pg_temp.fz_nest(n int) RETURNS record LANGUAGE plpgsql AS $$
+DECLARE r record := ROW(1);
+BEGIN FOR i IN 1..n LOOP r := ROW(r); END LOOP; RETURN r; END $$;
+CREATE DOMAIN fz_codes AS varchar(3)[];
+CREATE TABLE fz_arr (id bigint NOT NULL, day date NOT NULL, tags varchar(3)[], codes fz_codes, flags bit(3)[],
+	PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
+CREATE TABLE fz_arr_0311 PARTITION OF fz_arr FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+INSERT INTO fz_arr SELECT id, day, ARRAY['t' || id % 10], ARRAY['c'], ARRAY[B'101'] FROM fz_src WHERE day = '2026-03-11';
+-- values whose text depends on the session's settings
+CREATE TABLE fz_kinds (id int, at timestamptz, span interval, r tstzmultirange, f float8, d date);
+INSERT INTO fz_kinds SELECT g, timestamptz '2026-03-10 12:00+00' + g * interval '7 hours', g * interval '90 minutes',
+	tstzmultirange(tstzrange(timestamptz '2026-03-10 00:00+00' + g * interval '1 day', timestamptz '2026-03-11 00:00+00' + g * interval '1 day')),
+	g / 7.0, date '2026-03-10' + g FROM generate_series(1, 50) g;
+CREATE ROLE regress_fz_rls;
+GRANT SELECT ON fz_src, fz, fz_0310, fz_0311, fz_0312, fz_default, fz_flat, fz_arr, fz_arr_0311 TO regress_fz_rls;
+ALTER TABLE fz_flat ENABLE ROW LEVEL SECURITY;
+CREATE POLICY fz_even ON fz_flat USING (id % 2 = 0);
+-- a record of fz_flat, whose counts and fingerprints the restricted role must not see
+SELECT backfill_merge('fz_flat', 'SELECT * FROM fz_src', '{id,day}');
 -- a run and a log record to act on
 CREATE TEMP TABLE fz_run AS SELECT backfill_plan('fz', '2026-03-10', '2026-03-12',
 	'SELECT * FROM fz_src WHERE day >= $1 AND day < $2')::text AS id;
@@ -51,7 +81,7 @@ $$;
 CREATE TEMP TABLE pool (kind text, val text);
 INSERT INTO pool VALUES
 	('rel', $$'fz'$$), ('rel', $$'fz_0311'$$), ('rel', $$'fz_0310'$$), ('rel', $$'fz_default'$$), ('rel', $$'fz_flat'$$),
-	('rel', $$'fz_view'$$), ('rel', $$'fz_seq'$$), ('rel', $$'"fz odd ""name""; x"'$$), ('rel', $$'pg_class'$$),
+	('rel', $$'fz_view'$$), ('rel', $$'fz_seq'$$), ('rel', $$'"fz odd ""name""; x"'$$), ('rel', $$'pg_class'$$), ('rel', $$'fz_kinds'$$), ('rel', $$'fz_arr'$$), ('rel', $$'fz_arr_0311'$$),
 	('rel', 'NULL'), ('rel', (SELECT oid FROM gone)), ('rel', $$'backfill_log'$$),
 	('query', $$'SELECT * FROM fz_src WHERE day >= $1 AND day < $2'$$), ('query', $$'TABLE fz_src'$$),
 	('query', $$'SELECT id, day, v FROM fz_src'$$), ('query', $$''$$), ('query', $$';'$$), ('query', $$'SELECT 1; SELECT 2'$$),
@@ -60,6 +90,8 @@ INSERT INTO pool VALUES
 	('query', $$'SELECT * FROM fz_src WHERE false'$$), ('query', $$'SELECT 1/0 AS id'$$), ('query', 'NULL'),
 	('query', $$'SELECT * FROM fz_src) x; DROP TABLE fz; --'$$), ('query', $$'SELECT id::text AS id, day, v FROM fz_src'$$),
 	('query', $$'INSERT INTO fz_flat SELECT * FROM fz_src WHERE day = ''2026-03-11'''$$),
+	('query', $$'SELECT 1 AS id, pg_temp.fz_nest(5000) AS v'$$), ('query', $$'SELECT pg_temp.fz_nest(5000) AS id'$$),
+	('query', $$'SELECT id, day, tags, codes, flags FROM fz_arr_0311'$$),
 	('scope', $$'day >= ''2026-03-11'''$$), ('scope', $$'1)'$$), ('scope', $$')) OR ((true'$$), ('scope', 'NULL'),
 	('scope', $$''$$), ('scope', $$'true'$$), ('scope', $$'nope > 1'$$), ('scope', $$'v / 0 > 1'$$), ('scope', $$'1'$$),
 	('key', $$'{id}'$$), ('key', $$'{id,day}'$$), ('key', $$'{}'$$), ('key', 'NULL'), ('key', $$'{nope}'$$), ('key', $$'{id,id}'$$),
@@ -92,6 +124,23 @@ INSERT INTO pool VALUES
 	('ptarget', $$'fz'$$), ('ptarget', $$'fz_flat'$$),
 	('pbound', $$'2026-03-10'$$), ('pbound', $$'2026-03-11'$$), ('pbound', $$'2026-03-12'$$), ('pbound', $$'2026-03-13'$$),
 	('pstrategy', $$'replace'$$), ('pstrategy', $$'merge'$$),
+	-- arrays of length-limited types and a domain over one: values that fit, and values that do not
+	('apart', $$'fz_arr_0311'$$), ('atarget', $$'fz_arr'$$), ('atarget', $$'fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, tags, codes, flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, ARRAY[''xyz''] AS tags, ARRAY[''ab'', NULL] AS codes, flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, ARRAY[''abcd''] AS tags, codes, flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, tags, ARRAY[''abcd''] AS codes, flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, tags, ARRAY[''abcd'']::varchar[] AS codes, flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, tags, codes, ARRAY[B''1011''] AS flags FROM fz_arr_0311'$$),
+	('asource', $$'SELECT id, day, tags, codes, ARRAY[B''11''] AS flags FROM fz_arr_0311'$$),
+	-- records nested deeper than the stack allows, in a value or in the key, and one that is not
+	('dquery', $$'SELECT 1 AS id, pg_temp.fz_nest(5000) AS v'$$), ('dquery', $$'SELECT pg_temp.fz_nest(5000) AS id, 1 AS v'$$),
+	('dquery', $$'SELECT 1 AS id, pg_temp.fz_nest(50) AS v'$$), ('dkey', $$'{id}'$$), ('dkey', $$'{v}'$$),
+	('krel', $$'fz_kinds'$$), ('kscope', 'NULL'), ('kscope', $$'id > 10'$$), ('kscope', $$'at > ''2026-03-12 00:00+00'''$$),
+	-- who calls, and under which settings
+	('session', 'none'), ('session', 'none'), ('session', 'none'), ('session', 'none'),
+	('session', 'role=regress_fz_rls'), ('session', 'timezone=Pacific/Chatham'), ('session', 'datestyle=SQL, DMY'),
+	('session', 'extra_float_digits=-15'), ('session', 'intervalstyle=iso_8601'), ('session', 'search_path=pg_catalog, public'),
 	('poptions', $$'{}'$$), ('poptions', $$'{"window_column": "day", "chunk": "1 day"}'$$), ('poptions', $$'{"reconcile": ["count(*)"], "max_workers": 2}'$$);
 CREATE TEMP TABLE template (name text, args text[], sql text);
 INSERT INTO template VALUES
@@ -115,17 +164,42 @@ INSERT INTO template VALUES
 	('replace_partition, mostly good', '{part,source,bool,bool,pint,pint}', 'SELECT backfill_replace_partition(%s, %s, %s, %s, %s, %s)'),
 	('merge, mostly good', '{mtarget,msource,mkey,mscope,bool}', 'SELECT backfill_merge(%s, %s, %s, %s, %s)'),
 	('plan, mostly good', '{ptarget,pbound,pbound,source,pstrategy,mkey,poptions}', 'SELECT backfill_plan(%s, %s, %s, %s, %s, %s, %s)'),
-	('dry_run, mostly good', '{run,task}', 'SELECT count(*) FROM backfill_dry_run(%s, %s)');
+	('dry_run, mostly good', '{run,task}', 'SELECT count(*) FROM backfill_dry_run(%s, %s)'),
+	('replace_partition, arrays', '{apart,asource,bool,bool,pint,pint}', 'SELECT backfill_replace_partition(%s, %s, %s, %s, %s, %s)'),
+	('merge, arrays', '{atarget,asource,mkey,mscope,bool}', 'SELECT backfill_merge(%s, %s, %s, %s, %s)'),
+	('fingerprint, arrays', '{atarget,mscope}', 'SELECT backfill_fingerprint(%s, %s)'),
+	('diff, deep', '{dquery,dquery,dkey}', 'SELECT count(*) FROM backfill_diff(%s, %s, %s)'),
+	('fingerprint, settings', '{krel,kscope}', 'SELECT backfill_fingerprint(%s, %s)');
 
 -- one call: its outcome ('ok', or the SQLSTATE), whether a refused call changed anything
-CREATE TEMP TABLE outcome (n int, call text, sqlstate text, message text, changed boolean, broken text);
-CREATE FUNCTION pg_temp.try(n int, call text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE TEMP TABLE outcome (n int, call text, session text, sqlstate text, message text, changed boolean, broken text);
+CREATE FUNCTION pg_temp.try(n int, call text, session text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	before text := pg_temp.state(); st text := 'ok'; msg text; after text; logs bigint := (SELECT count(*) FROM backfill_log);
-	broken text;
+	broken text; base text; res text;
 BEGIN
 	BEGIN
-		EXECUTE call;
+		-- a fingerprint under the test's own settings, to compare with the same one under others
+		IF call LIKE 'SELECT backfill_fingerprint(%' AND session NOT IN ('none', 'role=regress_fz_rls') THEN
+			EXECUTE call INTO base;
+		END IF;
+		IF session <> 'none' THEN
+			PERFORM set_config(split_part(session, '=', 1), substr(session, strpos(session, '=') + 1), true);
+		END IF;
+		EXECUTE call INTO res;
+		IF base IS NOT NULL AND res IS DISTINCT FROM base THEN
+			broken := format('the fingerprint changed with %s: %s, not %s', session, res, base);
+		END IF;
+		IF session = 'role=regress_fz_rls' AND EXISTS (SELECT FROM backfill_log WHERE target_oid = 'fz_flat'::regclass
+				AND num_nonnulls(rows_before, rows_after, fingerprint_before, fingerprint_after) > 0) THEN
+			broken := 'a role whose policy hides rows of fz_flat saw counts or fingerprints of it in backfill_log';
+		END IF;
+		PERFORM set_config('role', 'none', true);
+		-- nothing stored longer than its column allows, whatever the call was given
+		IF EXISTS (SELECT FROM fz_arr, unnest(tags || codes::varchar[]) v WHERE length(v) > 3)
+		   OR EXISTS (SELECT FROM fz_arr, unnest(flags) f WHERE length(f) <> 3) THEN
+			broken := 'a value longer than its column allows was written to fz_arr';
+		END IF;
 		-- a call that worked: no staging table left; a write logged once, its record true to the data
 		IF EXISTS (SELECT FROM pg_class WHERE relname LIKE 'backfill\_stage\_%') THEN
 			broken := 'a staging table was left';
@@ -146,13 +220,14 @@ BEGIN
 		END IF;
 	END;
 	after := pg_temp.state();
-	INSERT INTO outcome VALUES (n, call, st, msg, after <> before, broken);
+	INSERT INTO outcome VALUES (n, call, session, st, msg, after <> before, broken);
 END $$;
 
 SELECT setseed(0.20261129);
 SELECT pg_temp.try(i, format(t.sql, VARIADIC (
 	SELECT array_agg((SELECT p.val FROM pool p WHERE p.kind = a.kind ORDER BY random() + i * 0 LIMIT 1) ORDER BY a.ord)
-	FROM unnest(t.args) WITH ORDINALITY AS a(kind, ord))))
+	FROM unnest(t.args) WITH ORDINALITY AS a(kind, ord))),
+	(SELECT p.val FROM pool p WHERE p.kind = 'session' ORDER BY random() + i * 0 LIMIT 1))
 FROM generate_series(1, 2000) i,
 	 LATERAL (SELECT * FROM template ORDER BY random() + i * 0 LIMIT 1) t;
 
@@ -174,6 +249,22 @@ SELECT is((SELECT string_agg(format('#%s %s: %s %s', n, call, sqlstate, message)
 		   WHERE sqlstate <> 'ok' AND (message IS NULL OR message = '' OR message LIKE '%cache lookup failed%'
 									   OR message LIKE 'SPI_%' OR message LIKE 'could not %' AND sqlstate NOT IN ('55P03', '55000', '42P01'))),
 		  NULL, 'fuzz: every error says what was wrong (no bare "cache lookup failed" or SPI message)');
+
+SELECT ok((SELECT count(*) FROM outcome WHERE sqlstate = '54001') > 0
+		  AND (SELECT count(*) FROM outcome WHERE sqlstate IN ('22001', '22026')) > 0
+		  AND (SELECT count(*) FROM outcome WHERE call ~ 'fz_arr' AND sqlstate = 'ok' AND call ~ '^SELECT backfill_(replace|merge)') > 0
+		  AND (SELECT count(DISTINCT session) FROM outcome) = (SELECT count(DISTINCT val) FROM pool WHERE kind = 'session')
+		  AND (SELECT count(*) FROM outcome WHERE session = 'role=regress_fz_rls' AND sqlstate = 'ok') > 0
+		  AND (SELECT count(*) FROM outcome WHERE call LIKE 'SELECT backfill_fingerprint(''fz_kinds''%' AND sqlstate = 'ok'
+			   AND session NOT IN ('none', 'role=regress_fz_rls')) > 0,
+		  format('fuzz: the hostile shapes were reached (%s too deep, %s too long, %s array writes that worked, %s calls by the restricted role, %s under other settings, %s fingerprints of fz_kinds compared across settings)',
+				 (SELECT count(*) FROM outcome WHERE sqlstate = '54001'),
+				 (SELECT count(*) FROM outcome WHERE sqlstate IN ('22001', '22026')),
+				 (SELECT count(*) FROM outcome WHERE call ~ 'fz_arr' AND sqlstate = 'ok' AND call ~ '^SELECT backfill_(replace|merge)'),
+				 (SELECT count(*) FROM outcome WHERE session = 'role=regress_fz_rls'),
+				 (SELECT count(*) FROM outcome WHERE session NOT IN ('none', 'role=regress_fz_rls')),
+				 (SELECT count(*) FROM outcome WHERE call LIKE 'SELECT backfill_fingerprint(''fz_kinds''%' AND sqlstate = 'ok'
+				  AND session NOT IN ('none', 'role=regress_fz_rls'))));
 
 SELECT diag('fuzz outcomes: ' || (SELECT string_agg(format('%s %s', sqlstate, c), ', ' ORDER BY c DESC)
 								  FROM (SELECT sqlstate, count(*) AS c FROM outcome GROUP BY 1) x));
