@@ -125,25 +125,66 @@ SipInit(BackfillSipState *s, uint64 k0, uint64 k1)
 	s->v1 = k1 ^ UINT64CONST(0x646f72616e646f6d);
 	s->v2 = k0 ^ UINT64CONST(0x6c7967656e657261);
 	s->v3 = k1 ^ UINT64CONST(0x7465646279746573);
+	s->pend = 0;
+	s->pendlen = 0;
+}
+
+/* SipHash-1-3's compression of one 8-byte block. */
+static pg_attribute_always_inline void
+Absorb(BackfillSipState *s, uint64 word)
+{
+	s->v3 ^= word;
+	SipRound(s);
+	s->v0 ^= word;
+}
+
+/*
+ * Fold the bytes of small values (4 bytes or less) gathered into one word,
+ * if there are any.
+ */
+static pg_attribute_always_inline void
+FlushSmall(BackfillSipState *s)
+{
+	if (s->pendlen != 0)
+	{
+		Absorb(s, s->pend);
+		s->pend = 0;
+		s->pendlen = 0;
+	}
+}
+
+/* Fold one word into the state, after any small values gathered before it. */
+static pg_attribute_always_inline void
+Step(BackfillSipState *s, uint64 word)
+{
+	FlushSmall(s);
+	Absorb(s, word);
+}
+
+/*
+ * Fold a value of len <= 4 bytes: consecutive small values share a word, as
+ * many as fit (two int4s, a date and an int4, eight booleans).  Which values
+ * share a word follows from the types alone, so the words still determine
+ * the values.
+ */
+static pg_attribute_always_inline void
+StepSmall(BackfillSipState *s, uint64 value, int len)
+{
+	if (s->pendlen + len > 8)
+		FlushSmall(s);
+	s->pend |= value << (s->pendlen * 8);
+	s->pendlen += len;
 }
 
 /* SipHash's finalization, after d rounds. */
 static pg_attribute_always_inline uint64
 SipFinish(BackfillSipState *s, int d)
 {
+	FlushSmall(s);
 	s->v2 ^= 0xff;
 	for (int i = 0; i < d; i++)
 		SipRound(s);
 	return s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
-}
-
-/* Fold one word into the state: SipHash-1-3's compression of a block. */
-static pg_attribute_always_inline void
-Step(BackfillSipState *s, uint64 word)
-{
-	s->v3 ^= word;
-	SipRound(s);
-	s->v0 ^= word;
 }
 
 /*
@@ -306,7 +347,7 @@ ValueHasherInit(BackfillValueHasher *vh, Oid typid, MemoryContext cxt)
 	else if (vh->typbyval)
 	{
 		/* a narrower value may come sign-extended: keep its own bytes */
-		vh->mode = HASH_BYVAL;
+		vh->mode = vh->typlen <= 4 ? HASH_BYVAL_SMALL : HASH_BYVAL;
 		vh->mask = vh->typlen >= (int) sizeof(Datum) ? ~UINT64CONST(0)
 			: (UINT64CONST(1) << (vh->typlen * 8)) - 1;
 	}
@@ -329,6 +370,9 @@ StepValue(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, Da
 	{
 		case HASH_BYVAL:
 			Step(s, (uint64) value & vh->mask);
+			return;
+		case HASH_BYVAL_SMALL:
+			StepSmall(s, (uint64) value & vh->mask, vh->typlen);
 			return;
 		case HASH_VARLENA:
 			{
@@ -595,8 +639,8 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, 
 				if (isnan(f))
 					f = get_float4_nan();
 				memcpy(&bits, &f, sizeof(bits));
-				Step(s, bits);
-			return;
+				StepSmall(s, bits, sizeof(bits));
+				return;
 			}
 		case HASH_FLOAT8S:
 			{

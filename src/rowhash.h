@@ -19,6 +19,7 @@
 typedef enum BackfillHashMode
 {
 	HASH_BYVAL,					/* pass-by-value: the value itself */
+	HASH_BYVAL_SMALL,			/* pass-by-value of 4 bytes or less: packed */
 	HASH_FIXED,					/* fixed length by reference: typlen bytes */
 	HASH_VARLENA,				/* variable length: the detoasted content */
 	HASH_CSTRING,				/* cstring: its characters */
@@ -65,6 +66,8 @@ typedef struct BackfillSipState
 	uint64		v1;
 	uint64		v2;
 	uint64		v3;
+	uint64		pend;			/* small values not folded yet, */
+	int			pendlen;		/* and how many bytes they take */
 } BackfillSipState;
 
 typedef struct BackfillRowHasher
