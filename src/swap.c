@@ -692,7 +692,14 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
 
+	/*
+	 * The fill may not have held the parent (replace.c): it may have been
+	 * renamed since, or been given what a swap cannot carry over (a
+	 * publication, forced row-level security, a foreign key pointing at it).
+	 */
+	bp->qualparent = BackfillQualifiedName(bp->parent);
 	nest = BackfillPinSearchPath();
+	BackfillRefuseReferencedPartition(bp);
 	oldindexes = IndexNamesAndShapes(bp->part);
 	oldstats = StatisticsNamesAndShapes(bp->part);
 	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
