@@ -92,6 +92,26 @@ done
 rm -f "$script.swap"
 psql -X -q -c 'DROP TABLE IF EXISTS bench_swap, bench_swap_src' >/dev/null
 
+# The SQL that makes NAME, PARTS daily partitions of PART_ROWS rows each with a primary key,
+# and NAME_src, the same rows with one in ten corrected (revenue + 1).
+daily_tables() {
+	local t=$1 parts=$2 rows=$3
+	cat <<SQL
+CREATE TABLE ${t}_src AS
+SELECT g::bigint AS order_id, date '2026-01-01' + (g % $parts)::int AS order_date, (g % 10000) / 100.0 AS revenue
+FROM generate_series(1, $parts * $rows) g;
+CREATE TABLE $t (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
+	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
+SELECT format('CREATE TABLE %I PARTITION OF $t FOR VALUES FROM (%L) TO (%L)',
+			  '${t}_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
+FROM generate_series(date '2026-01-01', date '2026-01-01' + $parts - 1, interval '1 day') d \\gexec
+INSERT INTO $t SELECT * FROM ${t}_src;
+UPDATE ${t}_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
+CREATE INDEX ON ${t}_src (order_date);
+VACUUM ANALYZE ${t}_src, $t;
+SQL
+}
+
 # A run: N daily partitions backfilled by CALL backfill_run (one committed task per partition:
 # claim, pinned-code check, write, record, commit), with strategy 'replace' and with 'auto'
 # (small partitions written in place; with the key, a merge that writes only what differs),
@@ -104,18 +124,7 @@ run_case() {
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS bench_run, bench_run_src;
 DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert;
-CREATE TABLE bench_run_src AS
-SELECT g::bigint AS order_id, date '2026-01-01' + (g % $PARTS)::int AS order_date, (g % 10000) / 100.0 AS revenue
-FROM generate_series(1, $PARTS * $PART_ROWS) g;
-CREATE TABLE bench_run (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
-	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
-SELECT format('CREATE TABLE %I PARTITION OF bench_run FOR VALUES FROM (%L) TO (%L)',
-			  'bench_run_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
-FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') d \gexec
-INSERT INTO bench_run SELECT * FROM bench_run_src;
-UPDATE bench_run_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
-CREATE INDEX ON bench_run_src (order_date);
-VACUUM ANALYZE bench_run_src, bench_run;
+$(daily_tables bench_run "$PARTS" "$PART_ROWS")
 CREATE PROCEDURE bench_run_loop() LANGUAGE plpgsql AS \$\$
 DECLARE p regclass;
 BEGIN
@@ -206,18 +215,7 @@ par_case() {
 	psql -X -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS bench_par, bench_par_src;
-CREATE TABLE bench_par_src AS
-SELECT g::bigint AS order_id, date '2026-01-01' + (g % $PARTS)::int AS order_date, (g % 10000) / 100.0 AS revenue
-FROM generate_series(1, $PARTS * $PART_ROWS) g;
-CREATE TABLE bench_par (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
-	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
-SELECT format('CREATE TABLE %I PARTITION OF bench_par FOR VALUES FROM (%L) TO (%L)',
-			  'bench_par_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
-FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') d \gexec
-INSERT INTO bench_par SELECT * FROM bench_par_src;
-UPDATE bench_par_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
-CREATE INDEX ON bench_par_src (order_date);
-VACUUM ANALYZE bench_par_src, bench_par;
+$(daily_tables bench_par "$PARTS" "$PART_ROWS")
 SQL
 	local to
 	to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
