@@ -202,6 +202,7 @@ typedef struct SourceProbe
 	bool		holds;			/* out: the parent or DEFAULT partition is held */
 } SourceProbe;
 
+/* Analyse the source, and see whether that left the parent or DEFAULT partition held. */
 static void
 ProbeSource(void *arg)
 {
@@ -283,6 +284,7 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 						bp->qualname)));
 }
 
+/* The partition constraint of bp, as SQL, into bp->constraintdef. */
 static void
 ReadConstraintDef(void *arg)
 {
