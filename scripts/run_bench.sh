@@ -92,6 +92,26 @@ done
 rm -f "$script.swap"
 psql -X -q -c 'DROP TABLE IF EXISTS bench_swap, bench_swap_src' >/dev/null
 
+# The SQL that makes NAME, PARTS daily partitions of PART_ROWS rows each with a primary key,
+# and NAME_src, the same rows with one in ten corrected (revenue + 1).
+daily_tables() {
+	local t=$1 parts=$2 rows=$3
+	cat <<SQL
+CREATE TABLE ${t}_src AS
+SELECT g::bigint AS order_id, date '2026-01-01' + (g % $parts)::int AS order_date, (g % 10000) / 100.0 AS revenue
+FROM generate_series(1, $parts * $rows) g;
+CREATE TABLE $t (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
+	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
+SELECT format('CREATE TABLE %I PARTITION OF $t FOR VALUES FROM (%L) TO (%L)',
+			  '${t}_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
+FROM generate_series(date '2026-01-01', date '2026-01-01' + $parts - 1, interval '1 day') d \\gexec
+INSERT INTO $t SELECT * FROM ${t}_src;
+UPDATE ${t}_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
+CREATE INDEX ON ${t}_src (order_date);
+VACUUM ANALYZE ${t}_src, $t;
+SQL
+}
+
 # A run: N daily partitions backfilled by CALL backfill_run (one committed task per partition:
 # claim, pinned-code check, write, record, commit), with strategy 'replace' and with 'auto'
 # (small partitions written in place; with the key, a merge that writes only what differs),
@@ -104,18 +124,7 @@ run_case() {
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS bench_run, bench_run_src;
 DROP PROCEDURE IF EXISTS bench_run_loop, bench_run_delete_insert;
-CREATE TABLE bench_run_src AS
-SELECT g::bigint AS order_id, date '2026-01-01' + (g % $PARTS)::int AS order_date, (g % 10000) / 100.0 AS revenue
-FROM generate_series(1, $PARTS * $PART_ROWS) g;
-CREATE TABLE bench_run (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
-	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
-SELECT format('CREATE TABLE %I PARTITION OF bench_run FOR VALUES FROM (%L) TO (%L)',
-			  'bench_run_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
-FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') d \gexec
-INSERT INTO bench_run SELECT * FROM bench_run_src;
-UPDATE bench_run_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
-CREATE INDEX ON bench_run_src (order_date);
-VACUUM ANALYZE bench_run_src, bench_run;
+$(daily_tables bench_run "$PARTS" "$PART_ROWS")
 CREATE PROCEDURE bench_run_loop() LANGUAGE plpgsql AS \$\$
 DECLARE p regclass;
 BEGIN
@@ -195,6 +204,61 @@ SQL
 
 run_case "${BENCH_RUN_PARTITIONS:-180}" "${BENCH_RUN_ROWS:-2000}" "${BENCH_RUN_RUNS:-5}"
 run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BENCH_RUN_RUNS:-5}"
+
+# Parallel replacements: one run of PARTS partitions x PART_ROWS rows, strategy 'replace', done by
+# one session (max_workers 1) or by WORKERS sessions calling CALL backfill_run on it at once
+# (max_workers WORKERS): the fills run side by side, the swaps take turns on the parent.  Same
+# table, source and settings both ways, the two ways alternating; wall-clock time from the first
+# CALL to the end of the last, median of RUN_RUNS runs each.
+par_case() {
+	local PARTS=$1 PART_ROWS=$2 WORKERS=$3 RUN_RUNS=$4
+	psql -X -q -v ON_ERROR_STOP=1 <<SQL >/dev/null
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS bench_par, bench_par_src;
+$(daily_tables bench_par "$PARTS" "$PART_ROWS")
+SQL
+	local to
+	to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
+	# one timed way: plan a run for w workers, then w sessions CALL it at once; prints ms
+	par_way() {
+		local w=$1 run start end
+		run=$(psql -X -At -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+			-c "SELECT backfill_plan('bench_par', '2026-01-01', '$to', 'SELECT * FROM bench_par_src WHERE order_date >= \$1 AND order_date < \$2', options => '{\"refresh_dependents\": false, \"check_untouched\": false, \"max_workers\": $w}')" | tail -n 1)
+		psql -X -q -c CHECKPOINT
+		start=$(date +%s%N)
+		for _ in $(seq 1 "$w"); do
+			psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" -c "SET max_parallel_workers_per_gather = 0" \
+				-c "SET jit = off" -c "CALL backfill_run($run)" &
+		done
+		wait
+		end=$(date +%s%N)
+		[ "$(psql -X -At -c "SELECT count(*) FROM backfill_tasks WHERE run_id = $run AND status <> 'done'")" = 0 ] ||
+			{ echo "par_case: run $run has tasks not done" >&2; exit 1; }
+		echo $(( (end - start) / 1000000 ))
+	}
+	for _ in $(seq 1 "$RUN_RUNS"); do
+		echo "one $(par_way 1)"
+		echo "many $(par_way "$WORKERS")"
+	done > "$script.par"
+	local one many
+	one=$(awk '$1 == "one" { print $2 }' "$script.par" | median)
+	many=$(awk '$1 == "many" { print $2 }' "$script.par" | median)
+	printf '\nA run of %d partitions x %d rows, strategy replace, by 1 session and by %d sessions at once, median of %d runs (parallel query off; %d cores, shared)\n\n' \
+		"$PARTS" "$PART_ROWS" "$WORKERS" "$RUN_RUNS" "$(nproc)"
+	printf '| %-52s | %10s | %13s | %16s |\n' "way" "total ms" "per partition" "throughput vs 1"
+	printf '|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' $(seq 54))" "------------" "---------------" "------------------"
+	printf '| %-52s | %10.0f | %10.1f ms | %15.2fx |\n' "CALL backfill_run, max_workers 1, one session" "$one" \
+		"$(awk -v t="$one" -v n="$PARTS" 'BEGIN { print t / n }')" 1
+	printf '| %-52s | %10.0f | %10.1f ms | %15.2fx |\n' "CALL backfill_run, max_workers $WORKERS, $WORKERS sessions" "$many" \
+		"$(awk -v t="$many" -v n="$PARTS" 'BEGIN { print t / n }')" "$(awk -v o="$one" -v m="$many" 'BEGIN { print o / m }')"
+	printf '\nevery run: %s ms with 1 session, %s ms with %d\n' \
+		"$(awk '$1 == "one" { printf "%s%s", sep, $2; sep = ", " }' "$script.par")" \
+		"$(awk '$1 == "many" { printf "%s%s", sep, $2; sep = ", " }' "$script.par")" "$WORKERS"
+	rm -f "$script.par"
+	psql -X -q -c 'DROP TABLE IF EXISTS bench_par, bench_par_src' >/dev/null
+}
+
+par_case "${BENCH_PAR_PARTITIONS:-10}" "${BENCH_PAR_ROWS:-100000}" "${BENCH_PAR_WORKERS:-2}" "${BENCH_PAR_RUNS:-7}"
 
 # After the swap: the visibility map of the new partition (index-only scans, the first VACUUM).
 RUNS=$RUNS scripts/bench_vacuum.sh

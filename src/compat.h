@@ -69,9 +69,21 @@
 #define BACKFILL_HAVE_TUPLESORT_GETDATUM_COPY
 #endif
 
+/* 17: LockHeldByMe can also answer "this mode or a stronger one" (orstronger) */
+#if PG_VERSION_NUM >= 170000
+#define BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
+#endif
+
 /* 15.1: SetSingleFuncCall was renamed InitMaterializedSRF */
 #if PG_VERSION_NUM < 150001
 #define InitMaterializedSRF(fcinfo, flags) SetSingleFuncCall((fcinfo), (flags))
+#endif
+
+/* Does this transaction hold the lock locktag in mode lockmode, exactly? */
+#ifdef BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
+#define BackfillLockHeldByMe(locktag, lockmode) LockHeldByMe((locktag), (lockmode), false)
+#else
+#define BackfillLockHeldByMe(locktag, lockmode) LockHeldByMe((locktag), (lockmode))
 #endif
 
 /* Does roleid own relation relid? */

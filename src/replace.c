@@ -6,12 +6,23 @@
  * backfill_replace_partition recomputes one leaf partition from a query and
  * swaps the result in atomically (staging.c builds and fills the copy,
  * swap.c swaps it), then writes one backfill_log record, all in the caller's
- * transaction.  While the copy is filled the parent is held in SHARE UPDATE
- * EXCLUSIVE mode (replacements under one parent run one at a time) and the
- * partition in SHARE ROW EXCLUSIVE mode: readers go on, writers of that
- * partition wait (their rows would be lost by the swap), a second
+ * transaction.  While the copy is filled the partition is held in SHARE ROW
+ * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
+ * would be lost by the swap), DDL that reaches the partition waits, a second
  * replacement of the same partition waits for the first and then works on
  * the partition the first left.
+ *
+ * The parent is not locked during the fill, so replacements of different
+ * partitions of one parent fill at once and queue only for the swap, which
+ * needs ACCESS EXCLUSIVE on the parent: two transactions that both held the
+ * parent through their fills could not both swap.  The exceptions take
+ * SHARE UPDATE EXCLUSIVE on the parent before anything else, as every
+ * replacement once did, and run one at a time: a partition with foreign keys
+ * (adding them to the copy locks the tables they point to, which a
+ * sibling's swap must lock), a source that reads the parent or its DEFAULT
+ * partition, or a transaction that holds one of them already (FillHoldsParent).
+ * Whatever of the parent changed during the fill is checked again under the
+ * swap's locks (swap.c).
  *
  * backfill_undo swaps the archive a replacement kept back in, the same way,
  * after proving the partition is still exactly what that replacement wrote.
@@ -35,6 +46,7 @@
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/resowner.h"
 #include "utils/syscache.h"
 
 #include "archive.h"
@@ -93,12 +105,148 @@ IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int min, int max
 }
 
 /*
+ * The parameters a source sees for partition bp: $1 and $2 its bounds, typed as
+ * the key; for LIST, $1 the array of its values.
+ */
+static ParamListInfo
+BoundParams(BackfillPart *bp, int *nargs, Oid *argtypes)
+{
+	ParamListInfo params;
+
+	if (bp->own.strategy == PARTITION_STRATEGY_RANGE)
+	{
+		*nargs = 2;
+		argtypes[0] = argtypes[1] = bp->own.keytype;
+		params = makeParamList(2);
+		params->params[0].ptype = params->params[1].ptype = bp->own.keytype;
+		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
+		params->params[0].value = bp->own.lower;
+		params->params[0].isnull = !bp->own.haslower;
+		params->params[1].value = bp->own.upper;
+		params->params[1].isnull = !bp->own.hasupper;
+	}
+	else
+	{
+		int16		typlen;
+		bool		typbyval;
+		char		typalign;
+		int			n = bp->own.nlist + (bp->own.listnull ? 1 : 0);
+		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
+		int			dims[1] = {n};
+		int			lbs[1] = {1};
+
+		memcpy(elems, bp->own.list, sizeof(Datum) * bp->own.nlist);
+		if (bp->own.listnull)
+			elemnulls[n - 1] = true;
+		get_typlenbyvalalign(bp->own.keytype, &typlen, &typbyval, &typalign);
+		*nargs = 1;
+		argtypes[0] = get_array_type(bp->own.keytype);
+		params = makeParamList(1);
+		params->params[0].ptype = argtypes[0];
+		params->params[0].pflags = PARAM_FLAG_CONST;
+		params->params[0].isnull = false;
+		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
+																	 bp->own.keytype, typlen, typbyval, typalign));
+	}
+
+	return params;
+}
+
+/* Does this transaction hold a lock of any mode on relid? */
+static bool
+HoldsLockOn(Oid relid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+	for (LOCKMODE mode = AccessShareLock; mode <= AccessExclusiveLock; mode++)
+		if (BackfillLockHeldByMe(&tag, mode))
+			return true;
+	return false;
+}
+
+/*
+ * Call fn(arg) in a subtransaction that is then rolled back, so that the
+ * locks fn took (and only those) are let go; what fn allocated stays.
+ */
+static void
+CallAndRollBack(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
+	}
+	PG_END_TRY();
+}
+
+/* What FillHoldsParent asks of the source, analysed by ProbeSource. */
+typedef struct SourceProbe
+{
+	BackfillPart *bp;
+	const char *source;
+	int			nargs;
+	Oid		   *argtypes;
+	bool		holds;			/* out: the parent or DEFAULT partition is held */
+} SourceProbe;
+
+/* Analyse the source, and see whether that left the parent or DEFAULT partition held. */
+static void
+ProbeSource(void *arg)
+{
+	SourceProbe *p = (SourceProbe *) arg;
+
+	SPI_freeplan(BackfillPrepare(p->source, p->nargs, p->argtypes, "source"));
+	p->holds = HoldsLockOn(p->bp->parent) ||
+		(OidIsValid(p->bp->defaultpart) && HoldsLockOn(p->bp->defaultpart));
+}
+
+/*
+ * Whether a replacement of bp from source must hold the parent through its
+ * fill (see the file header): the partition has foreign keys, or this
+ * transaction holds the parent or its DEFAULT partition, now or once the
+ * source is analysed.  The source is analysed in a subtransaction rolled
+ * back at once, which lets go of the locks that took.  A function the
+ * source calls may still lock the parent as it runs: the swap then gives
+ * way to a sibling's, or waits for it (swaplock.c), never deadlocks.
+ * Must be called inside SPI.
+ */
+static bool
+FillHoldsParent(BackfillPart *bp, const char *source, int nargs, Oid *argtypes)
+{
+	SourceProbe probe = {bp, source, nargs, argtypes, false};
+
+	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_constraint WHERE contype OPERATOR(pg_catalog.=) 'f'"
+						  " AND conrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)) LIMIT 1",
+						  bp->part) != NULL)
+		return true;
+	CallAndRollBack(ProbeSource, &probe);
+	return probe.holds;
+}
+
+/*
  * Lock the partition relid in SHARE ROW EXCLUSIVE mode and describe it.  If
  * it was replaced while we waited, the partition now carrying its name is the
- * one to work on.
+ * one to work on.  The parent is locked first, in SHARE UPDATE EXCLUSIVE
+ * mode, when the fill must hold it (source NULL: always), as the file header
+ * says; bound_params says that source takes the bounds as $1 (and $2).  Must
+ * be called inside SPI.
  */
 void
-BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
+BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
+				 BackfillPart *bp)
 {
 	Oid			parent;
 	Oid			part;
@@ -108,12 +256,22 @@ BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 	parent = bp->parent;
 
 	/*
-	 * SHARE UPDATE EXCLUSIVE on the parent first: it conflicts with itself
-	 * only, so replacements under one parent queue here, before any work,
-	 * instead of each holding the parent (reading its partition constraint
-	 * does) while waiting for the others to let it go for the swap.
+	 * SHARE UPDATE EXCLUSIVE conflicts with itself, so such replacements
+	 * under one parent queue here, before any work, instead of each holding
+	 * the parent while waiting for the others to let it go for the swap.
 	 */
-	LockRelationOid(parent, ShareUpdateExclusiveLock);
+	if (source == NULL)
+		LockRelationOid(parent, ShareUpdateExclusiveLock);
+	else
+	{
+		Oid			argtypes[2];
+		int			nargs = 0;
+
+		if (bound_params)
+			(void) BoundParams(bp, &nargs, argtypes);
+		if (FillHoldsParent(bp, source, nargs, argtypes))
+			LockRelationOid(parent, ShareUpdateExclusiveLock);
+	}
 	part = BackfillLockFollowingName(bp->part, bp->name, bp->nsp, "partition", ShareRowExclusiveLock);
 
 	/* describe it again, under the lock */
@@ -126,15 +284,30 @@ BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 						bp->qualname)));
 }
 
-/* The SQL texts of the partition's bound and constraint, with search_path pinned. */
+/* The partition constraint of bp, as SQL, into bp->constraintdef. */
+static void
+ReadConstraintDef(void *arg)
+{
+	BackfillPart *bp = (BackfillPart *) arg;
+
+	bp->constraintdef = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)",
+										  bp->part);
+}
+
+/*
+ * The SQL texts of the partition's bound and constraint, with search_path
+ * pinned.  Reading the constraint locks the ancestors (generate_partition_qual):
+ * that is done in a subtransaction rolled back at once, so that the fill
+ * does not hold the parent (the bound cannot change while the partition is
+ * locked).
+ */
 void
 BackfillDescribeBound(BackfillPart *bp)
 {
 	bp->boundspec = BackfillQueryText("SELECT pg_catalog.pg_get_expr(relpartbound, oid)"
 									  " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
 									  bp->part);
-	bp->constraintdef = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)",
-										  bp->part);
+	CallAndRollBack(ReadConstraintDef, bp);
 	if (bp->boundspec == NULL || bp->constraintdef == NULL)
 		elog(ERROR, "could not read the bound of partition %u", bp->part);
 }
@@ -194,55 +367,6 @@ LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, Backfi
 {
 	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), operation, bp->qualparent, bp->qualname,
 								  before, after, SwapDetails(bp, sr, extra_key, extra));
-}
-
-/*
- * The parameters a source sees for partition bp: $1 and $2 its bounds, typed as
- * the key; for LIST, $1 the array of its values.
- */
-static ParamListInfo
-BoundParams(BackfillPart *bp, int *nargs, Oid *argtypes)
-{
-	ParamListInfo params;
-
-	if (bp->own.strategy == PARTITION_STRATEGY_RANGE)
-	{
-		*nargs = 2;
-		argtypes[0] = argtypes[1] = bp->own.keytype;
-		params = makeParamList(2);
-		params->params[0].ptype = params->params[1].ptype = bp->own.keytype;
-		params->params[0].pflags = params->params[1].pflags = PARAM_FLAG_CONST;
-		params->params[0].value = bp->own.lower;
-		params->params[0].isnull = !bp->own.haslower;
-		params->params[1].value = bp->own.upper;
-		params->params[1].isnull = !bp->own.hasupper;
-	}
-	else
-	{
-		int16		typlen;
-		bool		typbyval;
-		char		typalign;
-		int			n = bp->own.nlist + (bp->own.listnull ? 1 : 0);
-		Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
-		bool	   *elemnulls = palloc0(sizeof(bool) * Max(n, 1));
-		int			dims[1] = {n};
-		int			lbs[1] = {1};
-
-		memcpy(elems, bp->own.list, sizeof(Datum) * bp->own.nlist);
-		if (bp->own.listnull)
-			elemnulls[n - 1] = true;
-		get_typlenbyvalalign(bp->own.keytype, &typlen, &typbyval, &typalign);
-		*nargs = 1;
-		argtypes[0] = get_array_type(bp->own.keytype);
-		params = makeParamList(1);
-		params->params[0].ptype = argtypes[0];
-		params->params[0].pflags = PARAM_FLAG_CONST;
-		params->params[0].isnull = false;
-		params->params[0].value = PointerGetDatum(construct_md_array(elems, elemnulls, 1, dims, lbs,
-																	 bp->own.keytype, typlen, typbyval, typalign));
-	}
-
-	return params;
 }
 
 /*
@@ -323,11 +447,10 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("backfill_replace_partition()");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
-	BackfillLockPart(PG_GETARG_OID(0), "part", &bp);
-	BackfillCheckOwnerMayCreate(&bp);
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	BackfillLockPart(PG_GETARG_OID(0), "part", source, true, &bp);
+	BackfillCheckOwnerMayCreate(&bp);
 	params = BoundParams(&bp, &nargs, argtypes);
 	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after);
 
@@ -448,7 +571,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	BackfillRefuseUndoDetached(BackfillExtensionSchema(fcinfo), logid, partoid, partname,
 							   targetoid, archivename);
 
-	BackfillLockPart(partoid, "the partition of the record", &bp);
+	BackfillLockPart(partoid, "the partition of the record", NULL, false, &bp);
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -1320,7 +1320,7 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 	BackfillPart bp;
 	char	   *stagename;
 
-	BackfillLockPart(relid, "task", &bp);
+	BackfillLockPart(relid, "task", bound, false, &bp);
 	BackfillRefuseReferencedPartition(&bp);
 	stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run->opts.allow_empty,
 													&dr->before, &dr->after));

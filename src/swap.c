@@ -439,6 +439,29 @@ RefuseDependentCode(BackfillPart *bp)
 }
 
 /*
+ * The parent's policies bind its owner only under FORCE ROW LEVEL SECURITY;
+ * a swap writes the whole partition outside them, so then it is refused.
+ * (Only an owner can replace a partition.)
+ */
+static void
+RefuseForcedRowSecurity(BackfillPart *bp)
+{
+	char	   *forced = BackfillQueryText("SELECT pg_catalog.format('%s.%s', pg_catalog.quote_ident(n.nspname),"
+										   " pg_catalog.quote_ident(c.relname))"
+										   " FROM pg_catalog.pg_partition_ancestors($1) a"
+										   " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
+										   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
+										   " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", bp->part);
+
+	if (forced != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot replace partition %s: %s forces row-level security on its owner", bp->qualname, forced),
+				 errdetail("A swap writes the whole partition, outside the policies."),
+				 errhint("Use backfill_merge, whose MERGE the policies apply to, or lift FORCE ROW LEVEL SECURITY for the backfill.")));
+}
+
+/*
  * Refuse what a swap cannot carry over.  A foreign key that points at the
  * partition or one of its ancestors: DETACH fails on such a partition when
  * rows reference it, and swapping would leave the references dangling.
@@ -497,26 +520,7 @@ BackfillRefuseReferencedPartition(BackfillPart *bp)
 				 errdetail("Its policies would not carry over to the new partition."),
 				 errhint("Define the policies on the partitioned table instead.")));
 
-	/*
-	 * The parent's policies bind its owner only under FORCE ROW LEVEL
-	 * SECURITY; a swap writes the whole partition outside them, so then it
-	 * is refused.  (Only an owner can replace a partition.)
-	 */
-	{
-		char	   *forced = BackfillQueryText("SELECT pg_catalog.format('%s.%s', pg_catalog.quote_ident(n.nspname),"
-											   " pg_catalog.quote_ident(c.relname))"
-											   " FROM pg_catalog.pg_partition_ancestors($1) a"
-											   " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
-											   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
-											   " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", bp->part);
-
-		if (forced != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot replace partition %s: %s forces row-level security on its owner", bp->qualname, forced),
-					 errdetail("A swap writes the whole partition, outside the policies."),
-					 errhint("Use backfill_merge, whose MERGE the policies apply to, or lift FORCE ROW LEVEL SECURITY for the backfill.")));
-	}
+	RefuseForcedRowSecurity(bp);
 }
 
 /*
@@ -692,7 +696,15 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
 
+	/*
+	 * The fill may not have held the parent (replace.c).  What reaches the
+	 * partition waited for its lock, but the parent may have been renamed
+	 * since, or put in a publication, or made to force row-level security.
+	 */
+	bp->qualparent = BackfillQualifiedName(bp->parent);
 	nest = BackfillPinSearchPath();
+	BackfillRefusePublished(bp->part, NULL);
+	RefuseForcedRowSecurity(bp);
 	oldindexes = IndexNamesAndShapes(bp->part);
 	oldstats = StatisticsNamesAndShapes(bp->part);
 	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"

@@ -79,7 +79,8 @@ extern void BackfillBackOff(int attempt, int lock_timeout_ms);
 
 /* replace.c */
 extern void BackfillDescribeBound(BackfillPart *bp);
-extern void BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp);
+extern void BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
+							 BackfillPart *bp);
 extern void BackfillRefuseTransactionSnapshot(const char *func);
 extern Oid	BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes,
 						  ParamListInfo params, bool allow_empty,

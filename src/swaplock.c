@@ -4,12 +4,15 @@
  *		Taking the locks of a partition swap without deadlocking or stalling
  *		other sessions.
  *
- * When the swap begins, the transaction already holds SHARE UPDATE EXCLUSIVE
- * on the parent (taken before the fill, so that replacements under one parent
- * queue instead of deadlocking), SHARE ROW EXCLUSIVE on the partition, and
- * whatever the fill read.  Those cannot be let go without losing the fill.
- * The swap then needs ACCESS EXCLUSIVE on the parent, the partition, the
- * DEFAULT partition and the tables the foreign keys point to.
+ * When the swap begins, the transaction already holds SHARE ROW EXCLUSIVE on
+ * the partition, whatever the fill read, and, only when the fill had to hold
+ * it (replace.c), SHARE UPDATE EXCLUSIVE on the parent.  Those cannot be let
+ * go without losing the fill.  The swap then needs ACCESS EXCLUSIVE on the
+ * parent, the partition, the DEFAULT partition and the tables the foreign
+ * keys point to, always in that order.  Replacements of sibling partitions
+ * fill at once (none of them holds the parent meanwhile) and take turns here:
+ * each waits for the parent, holding only its own partition, which no
+ * other swap needs.
  *
  * The protocol:
  *
