@@ -108,11 +108,16 @@ CALL backfill_run(:run_id);
 SELECT status, tasks_total, tasks_done, rows_written FROM backfill_progress WHERE run_id = :run_id;
 -- done | 181 | 181 | 21720
 
--- (pg_cron may have taken the last tasks of the run meanwhile: wait up to a minute for the end)
+-- (pg_cron may have started the run meanwhile, taking its one worker slot: this session's
+-- CALL then stops, and pg_cron would do 10 tasks a minute.  Call it again until it is done,
+-- for up to a minute: each call goes on as soon as pg_cron's call has let the slot go.)
 DO $$
+DECLARE
+	run bigint := (SELECT id FROM backfill_runs ORDER BY id DESC LIMIT 1);
 BEGIN
 	FOR i IN 1 .. 600 LOOP
-		EXIT WHEN (SELECT status FROM backfill_runs ORDER BY id DESC LIMIT 1) = 'done';
+		EXIT WHEN (SELECT status FROM backfill_runs WHERE id = run) = 'done';
+		CALL backfill_run(run);
 		PERFORM pg_sleep(0.1);
 	END LOOP;
 END $$;
