@@ -157,6 +157,13 @@ CREATE FUNCTION @extschema@.backfill_would_change(stored "any", given "any")
 COMMENT ON FUNCTION @extschema@.backfill_would_change("any", "any") IS
 	'Whether storing given in a column of stored''s type, as UPDATE would, changes the stored bytes (NULL-safe); how backfill_merge finds the rows to write';
 
+CREATE FUNCTION @extschema@.backfill_bytes_differ(stored anyelement, given anyelement)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_bytes_differ'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_bytes_differ(anyelement, anyelement) IS
+	'Whether two values of one type are stored with other bytes (NULL-safe); how backfill_merge finds the rows to write in a Citus distributed table';
+
 --
 -- Probe: is a transform a repair?
 --

@@ -38,6 +38,7 @@
 #include "utils/syscache.h"
 
 #include "archive.h"
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "log.h"
@@ -321,6 +322,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_replace_partition()");
+	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
 	BackfillLockPart(PG_GETARG_OID(0), "part", &bp);
@@ -422,6 +424,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 1, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 2, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_undo()");
+	BackfillRequireCoordinator("backfill_undo");
 	BackfillRefuseTransactionSnapshot("backfill_undo");
 
 	if (SPI_connect() != SPI_OK_CONNECT)

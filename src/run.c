@@ -59,6 +59,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "diff.h"
 #include "fingerprint.h"
@@ -1030,6 +1031,7 @@ RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
 				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.",
 						 call->runid)));
 	PreventCommandIfReadOnly("backfill_run()");
+	BackfillRequireCoordinator("backfill_run");
 	call->started = GetCurrentTimestamp();
 }
 
@@ -1420,6 +1422,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("run_id must not be NULL")));
 	PreventCommandIfReadOnly("backfill_dry_run()");
+	BackfillRequireCoordinator("backfill_dry_run");
 	BackfillRefuseTransactionSnapshot("backfill_dry_run");
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
