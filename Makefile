@@ -22,6 +22,7 @@ OBJS = \
 	src/backfill.o \
 	src/spi_util.o \
 	src/citus.o \
+	src/citus_swap.o \
 	src/rowhash.o \
 	src/relation.o \
 	src/fingerprint.o \

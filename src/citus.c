@@ -286,12 +286,19 @@ BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *s
 		RefuseMutable(linitial(SPI_plan_get_plan_sources(plan)), "scope", target);
 		SPI_freeplan(plan);
 	}
-	BackfillCitusLock(relid, mode);
+	BackfillCitusLock(relid, false, mode);
 }
 
-/* Lock relid in mode on every node (LOCK TABLE, which Citus propagates). Inside SPI. */
+/*
+ * Lock relid in mode on every node: SQL LOCK TABLE (ONLY: not its
+ * partitions), which Citus propagates to the workers' copies of the table,
+ * through which writes made on a worker go.
+ */
 void
-BackfillCitusLock(Oid relid, const char *mode)
+BackfillCitusLock(Oid relid, bool only, const char *mode)
 {
-	BackfillExec(psprintf("LOCK TABLE %s IN %s MODE", BackfillQualifiedName(relid), mode));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillExec(psprintf("LOCK TABLE %s%s IN %s MODE", only ? "ONLY " : "", BackfillQualifiedName(relid), mode));
+	SPI_finish();
 }

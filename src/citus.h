@@ -11,6 +11,8 @@
 
 #include "postgres.h"
 
+#include "executor/spi.h"
+#include "nodes/params.h"
 #include "nodes/pg_list.h"
 
 /* how Citus holds a table (pg_dist_partition) */
@@ -36,6 +38,17 @@ extern bool BackfillCitusDistributed(Oid relid);
 extern const char *BackfillCitusKindName(BackfillCitusKind kind);
 extern void BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *scope,
 									const char *mode);
-extern void BackfillCitusLock(Oid relid, const char *mode);
+extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
+
+/* citus_swap.c: backfill_replace_partition on a distributed partitioned table */
+struct BackfillPart;
+struct ErrorData;
+extern void BackfillCitusRefuseReplace(struct BackfillPart *bp);
+extern void BackfillCitusDistributeStaging(struct BackfillPart *bp, Oid staging);
+extern void BackfillCitusFillStaging(struct BackfillPart *bp, Oid staging, SPIPlanPtr srcplan,
+									 const char *source, int nargs, Oid *argtypes,
+									 ParamListInfo params);
+extern void BackfillCitusLockForSwap(struct BackfillPart *bp, int timeout_ms, const char *restore);
+extern bool BackfillCitusLockTimedOut(struct ErrorData *edata);
 
 #endif							/* BACKFILL_CITUS_H */

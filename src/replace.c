@@ -125,6 +125,21 @@ BackfillLockPart(Oid relid, const char *argname, BackfillPart *bp)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("partition %s was moved to another partitioned table while waiting for its lock",
 						bp->qualname)));
+
+	/* on Citus, the same locks on every node: writes through a worker wait too */
+	bp->distcol = NULL;
+	if (BackfillCitusPresent())
+	{
+		BackfillCitusRel cr;
+
+		BackfillCitusDescribe(parent, &cr);
+		if (cr.kind == BACKFILL_CITUS_DISTRIBUTED)
+		{
+			bp->distcol = cr.distcol ? cr.distcol : "";
+			BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
+			BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
+		}
+	}
 }
 
 /* The SQL texts of the partition's bound and constraint, with search_path pinned. */
@@ -265,13 +280,24 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	nest = BackfillPinSearchPath();
 	BackfillDescribeBound(bp);
 	BackfillRefuseReferencedPartition(bp);
+	if (bp->distcol)
+		BackfillCitusRefuseReplace(bp);
 	staging = BackfillCreateStaging(bp);
+	/* on Citus: distributed while empty, so that no row is written on the coordinator */
+	if (bp->distcol)
+		BackfillCitusDistributeStaging(bp, staging);
 	BackfillUnpinSearchPath(nest);
 
 	BackfillFingerprintRel(bp->part, NULL, false, before);
 
 	plan = BackfillPrepareFill(bp, staging, source, nargs, argtypes);
-	BackfillFillStaging(bp, staging, plan, params, after);
+	if (bp->distcol)
+	{
+		BackfillCitusFillStaging(bp, staging, plan, source, nargs, argtypes, params);
+		BackfillFingerprintRel(staging, NULL, false, after);
+	}
+	else
+		BackfillFillStaging(bp, staging, plan, params, after);
 	if (after->rows == 0 && before->rows > 0 && !allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -281,7 +307,10 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
 
 	nest = BackfillPinSearchPath();
-	BackfillFinishStaging(bp, staging);
+	if (bp->distcol)
+		BackfillExec(psprintf("ANALYZE %s", BackfillQualifiedName(staging)));
+	else
+		BackfillFinishStaging(bp, staging);
 	BackfillUnpinSearchPath(nest);
 	return staging;
 }
