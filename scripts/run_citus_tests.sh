@@ -3,7 +3,8 @@
 # `BACKFILL_CITUS=1 scripts/with_cluster.sh` started.
 #
 # Prepares the database backfill_citus on all three nodes (citus in each, the workers
-# registered with the coordinator, backfill created on the coordinator, which propagates it),
+# registered with the coordinator, backfill created on the coordinator, which propagates it,
+# then citus/setup.sql),
 # then runs pg_regress (citus/sql -> citus/expected), the isolation specs (citus/specs) and the
 # Perl TAP tests (citus/t, their own clusters).  Closes like scripts/run_tests.sh, with
 # "Citus V on PostgreSQL V: N passed, N failed".
@@ -32,6 +33,7 @@ on_all_nodes -d postgres -c "CREATE DATABASE $DB" &&
 	echo "SELECT pg_catalog.citus_set_coordinator_host('127.0.0.1', $PGPORT);"
 	for p in $BACKFILL_WORKER_PORTS; do echo "SELECT pg_catalog.citus_add_node('127.0.0.1', $p);"; done
 	echo 'CREATE EXTENSION backfill;'
+	cat citus/setup.sql
 } | psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >/dev/null || { echo "could not register the workers" >&2; exit 1; }
 SERVER="Citus $(psql -X -At -d "$DB" -c "SELECT pg_catalog.split_part(pg_catalog.citus_version(), ' ', 2)") on $("$PG_CONFIG" --version | awk '{print $1, $2}')"
 psql -X -d "$DB" -c 'SELECT nodename, nodeport, noderole, shouldhaveshards FROM pg_catalog.pg_dist_node ORDER BY nodeport'

@@ -33,14 +33,18 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "citus.h"
 #include "spi_util.h"
@@ -85,30 +89,90 @@ BackfillCitusDistributeStaging(BackfillPart *bp, Oid staging)
 	CommandCounterIncrement();
 }
 
-/* Raise if the source (plan's query, as SQL) returns rows outside the partition's constraint. */
+/*
+ * The row checks the C fill makes per row, as one query over the source:
+ * rows outside the partition's constraint, NULLs in its NOT NULL columns,
+ * rows failing its CHECK constraints (the shards would refuse the last two
+ * too, but name a shard of the staging table).  Raise on the first that
+ * fails, with a count and an example.  Inside SPI.
+ */
 static void
-RefuseRowsOutside(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, ParamListInfo params)
+RefuseBadRows(BackfillPart *bp, TupleDesc src, const char *source, int nargs, Oid *argtypes,
+			  ParamListInfo params)
 {
+	StringInfoData sql;
+	List	   *what = NIL;		/* per condition after the bound: its error message */
+	List	   *codes = NIL;	/* ... and its SQLSTATE */
 	SPIPlanPtr	plan;
-	int64		n;
-	char	   *sample;
+	int			ncond;
 
-	plan = BackfillPrepare(psprintf("SELECT pg_catalog.count(*), pg_catalog.min(s::pg_catalog.text) FROM (\n%s\n) AS s"
-									" WHERE NOT COALESCE((%s), false)", source, bp->constraintdef),
-						   nargs, argtypes, "source");
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT ARRAY[pg_catalog.count(*) FILTER (WHERE NOT COALESCE((%s), false))",
+					 bp->constraintdef);
+	for (int i = 0; i < src->natts; i++)
+	{
+		const char *col = NameStr(TupleDescAttr(src, i)->attname);
+		HeapTuple	tup = SearchSysCacheAttName(bp->part, col);
+		bool		notnull = false;
+
+		if (HeapTupleIsValid(tup))
+		{
+			notnull = ((Form_pg_attribute) GETSTRUCT(tup))->attnotnull;
+			ReleaseSysCache(tup);
+		}
+		if (!notnull)
+			continue;
+		appendStringInfo(&sql, ", pg_catalog.count(*) FILTER (WHERE %s IS NULL)", quote_identifier(col));
+		codes = lappend_int(codes, ERRCODE_NOT_NULL_VIOLATION);
+		what = lappend(what, psprintf("null value in column \"%s\" of partition %s violates not-null constraint",
+									  col, bp->qualname));
+	}
+	{
+		SPITupleTable *checks;
+
+		if (SPI_execute_with_args("SELECT conname, pg_catalog.pg_get_expr(conbin, conrelid) FROM pg_catalog.pg_constraint"
+								  " WHERE conrelid OPERATOR(pg_catalog.=) $1 AND contype OPERATOR(pg_catalog.=) 'c'"
+								  " ORDER BY conname", 1, (Oid[]) {OIDOID},
+								  (Datum[]) {ObjectIdGetDatum(bp->part)}, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the CHECK constraints of %s", bp->qualname);
+		checks = SPI_tuptable;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			appendStringInfo(&sql, ", pg_catalog.count(*) FILTER (WHERE NOT COALESCE((%s), true))",
+							 SPI_getvalue(checks->vals[i], checks->tupdesc, 2));
+			codes = lappend_int(codes, ERRCODE_CHECK_VIOLATION);
+			what = lappend(what, psprintf("a row of the source for partition %s violates check constraint \"%s\"",
+										  bp->qualname, SPI_getvalue(checks->vals[i], checks->tupdesc, 1)));
+		}
+	}
+	appendStringInfo(&sql, "] FROM (\n%s\n) AS s", source);
+	ncond = 1 + list_length(what);
+
+	plan = BackfillPrepare(sql.data, nargs, argtypes, "source");
 	if (SPI_execute_plan_with_paramlist(plan, params, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not check the source's rows against the bound of %s", bp->qualname);
-	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &(bool) {false}));
-	sample = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+		elog(ERROR, "could not check the source's rows for %s", bp->qualname);
+	{
+		bool		isnull;
+		ArrayType  *counts = DatumGetArrayTypeP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		int64	   *n = (int64 *) ARR_DATA_PTR(counts);
+
+		if (n[0] > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld row of the source falls outside partition %s",
+								   "%lld rows of the source fall outside partition %s",
+								   n[0], (long long) n[0], bp->qualname),
+					 errdetail("The partition holds %s.", bp->boundspec),
+					 errhint("Filter the source on the partition's bounds, $1 and $2 (for LIST, $1 is the array of its values).")));
+		for (int c = 1; c < ncond; c++)
+			if (n[c] > 0)
+				ereport(ERROR,
+						(errcode(list_nth_int(codes, c - 1)),
+						 errmsg("%s", (char *) list_nth(what, c - 1)),
+						 errdetail_plural("%lld row of the source does.", "%lld rows of the source do.",
+										  n[c], (long long) n[c])));
+	}
 	SPI_freeplan(plan);
-	if (n > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CHECK_VIOLATION),
-				 errmsg_plural("%lld row of the source falls outside partition %s",
-							   "%lld rows of the source fall outside partition %s",
-							   n, (long long) n, bp->qualname),
-				 errdetail("The partition holds %s; one row is %s.", bp->boundspec, sample),
-				 errhint("Filter the source on the partition's bounds, $1 and $2 (for LIST, $1 is the array of its values).")));
 }
 
 /*
@@ -126,7 +190,7 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 	SPIPlanPtr	plan;
 	MemoryContext cxt = CurrentMemoryContext;
 
-	RefuseRowsOutside(bp, source, nargs, argtypes, params);
+	RefuseBadRows(bp, src, source, nargs, argtypes, params);
 	initStringInfo(&cols);
 	for (int i = 0; i < src->natts; i++)
 		appendStringInfo(&cols, "%s%s", i ? ", " : "", quote_identifier(NameStr(TupleDescAttr(src, i)->attname)));

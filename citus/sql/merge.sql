@@ -66,33 +66,17 @@ SELECT * FROM backfill_merge('cm.ref', 'SELECT * FROM cm.ref', ARRAY['order_id']
 SELECT f = b AS nothing_written FROM backfill_fingerprint('cm.revenue') f, before b;
 
 -- A writer through a worker waits for the merge to commit (LOCK TABLE, propagated).
-CREATE EXTENSION IF NOT EXISTS dblink;
--- true once a statement on one of the workers waits for a lock (false after 30 s)
-CREATE FUNCTION backfill_test_wait_for_lock_wait(VARIADIC ports text[]) RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-	FOR i IN 1 .. 600 LOOP
-		FOR p IN 1 .. array_length(ports, 1) LOOP
-			IF (SELECT n > 0 FROM dblink(format('host=127.0.0.1 port=%s dbname=%s', ports[p], current_database()),
-					$q$SELECT count(*) FROM pg_locks WHERE NOT granted$q$) AS t(n bigint)) THEN
-				RETURN true;
-			END IF;
-		END LOOP;
-		PERFORM pg_sleep(0.05);
-	END LOOP;
-	RETURN false;
-END $$;
 SELECT dblink_connect('w1', format('host=127.0.0.1 port=%s dbname=%s', :'worker1', current_database())) AS connected;
 BEGIN;
 SELECT updated FROM backfill_merge('cm.revenue', $$SELECT order_id, day, amount + 1 AS amount, note FROM cm.model$$,
 	ARRAY['order_id', 'day'], scope => $$day = '2026-03-15'$$);
 SELECT dblink_send_query('w1', $$INSERT INTO cm.revenue VALUES (3001, '2026-03-15', 7, 'through a worker')$$) AS sent;
 -- wait until the worker's statement waits for a lock (on whichever worker holds the shard)
-SELECT backfill_test_wait_for_lock_wait(:'worker1', :'worker2') AS worker_statement_waits_for_a_lock;
+SELECT backfill_test_lock_wait(:'worker1', :'worker2') AS worker_statement_waits_for_a_lock;
 SELECT dblink_is_busy('w1') AS worker_insert_waits;
 COMMIT;
 SELECT * FROM dblink_get_result('w1') AS t(status text);
 SELECT count(*) AS worker_row_kept FROM cm.revenue WHERE order_id = 3001;
 SELECT dblink_disconnect('w1');
 
-DROP FUNCTION backfill_test_wait_for_lock_wait(text[]);
 DROP SCHEMA cm CASCADE;
