@@ -23,6 +23,7 @@ OBJS = \
 	src/spi_util.o \
 	src/citus.o \
 	src/citus_swap.o \
+	src/citus_fingerprint.o \
 	src/rowhash.o \
 	src/relation.o \
 	src/fingerprint.o \

@@ -16,3 +16,12 @@ BEGIN
 	END LOOP;
 	RETURN false;
 END $$;
+
+-- the plan of query q, as EXPLAIN (FORMAT JSON) gives it: what a test can assert on
+CREATE FUNCTION public.backfill_test_plan(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+	p jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
+	RETURN p;
+END $$;

@@ -112,6 +112,9 @@ full_page_writes = off
 max_prepared_transactions = 10
 log_min_messages = warning
 CONF
+	# Citus prepares a transaction on every connection a multi-shard write opens (two-phase
+	# commit), up to one per shard
+	[ -n "$CITUS" ] && printf 'max_prepared_transactions = 200\nmax_connections = 200\n' >>"$1/postgresql.conf"
 	"${RUN_AS[@]}" "$BINDIR/pg_ctl" -D "$1" -l "$3" -w -t 60 start >/dev/null
 }
 

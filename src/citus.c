@@ -302,3 +302,4 @@ BackfillCitusLock(Oid relid, bool only, const char *mode)
 	BackfillExec(psprintf("LOCK TABLE %s%s IN %s MODE", only ? "ONLY " : "", BackfillQualifiedName(relid), mode));
 	SPI_finish();
 }
+

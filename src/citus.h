@@ -40,6 +40,11 @@ extern void BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, c
 									const char *mode);
 extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 
+/* citus_fingerprint.c */
+struct BackfillFingerprint;
+extern bool BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only,
+									 struct BackfillFingerprint *fp);
+
 /* citus_swap.c: backfill_replace_partition on a distributed partitioned table */
 struct BackfillPart;
 struct ErrorData;

@@ -41,4 +41,5 @@ SELECT count(*) AS worker_log_records FROM backfill_log;
 SELECT rows FROM backfill_fingerprint('co.orders');
 
 \c - - - :coordinator
+SET client_min_messages = warning;
 DROP SCHEMA co CASCADE;

@@ -79,4 +79,5 @@ SELECT * FROM dblink_get_result('w1') AS t(status text);
 SELECT count(*) AS worker_row_kept FROM cm.revenue WHERE order_id = 3001;
 SELECT dblink_disconnect('w1');
 
+SET client_min_messages = warning;
 DROP SCHEMA cm CASCADE;

@@ -104,4 +104,5 @@ SELECT count(*) AS writer_row_kept FROM cr.revenue WHERE order_id = 90001;
 SELECT dblink_disconnect('writer');
 SELECT dblink_disconnect('reader');
 
+SET client_min_messages = warning;
 DROP SCHEMA cr CASCADE;
