@@ -4,7 +4,8 @@
 #   make test       install what is missing, build, install, run every suite
 #                   against a throwaway cluster
 #   make demo       the same set-up, then the demo
-#   make bench      the same set-up, then the side-by-side benchmark
+#   make bench      the same set-up, then the side-by-side benchmark, and on Citus (as make
+#                   test-citus builds it; BENCH_CITUS=0 leaves it out)
 #   make test-citus Citus from ../shared/sources built once into a cache directory outside
 #                   the repository, a coordinator and two workers on 127.0.0.1, the Citus
 #                   suites (citus/); Debian's PostgreSQL 15 only.  It holds
@@ -86,6 +87,10 @@ demo:
 bench:
 	@$(SERVER_SETUP)
 	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_bench.sh
+	@if [ -z "$(filter-out 15,$(PG))" ] && [ "$(BENCH_CITUS)" != 0 ] && scripts/pg_server.sh archive citus-13.2.2 >/dev/null 2>&1; then \
+		scripts/deps.sh --citus-build && scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
+		BACKFILL_SKIP_BUILD=1 BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_bench.sh; \
+	fi
 
 # Citus: its build and install, then three nodes, under the install lock (it installs into the
 # server's directories, shared with every other checkout on the machine).

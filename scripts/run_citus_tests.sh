@@ -18,23 +18,9 @@ DB=backfill_citus
 mkdir -p "$OUT"
 . scripts/suites.sh
 
-# node SQL on every node, the coordinator first
-on_all_nodes() {
-	local p
-	for p in "$PGPORT" $BACKFILL_WORKER_PORTS; do
-		psql -X -q -v ON_ERROR_STOP=1 -p "$p" "$@" >/dev/null || return 1
-	done
-}
-
 echo "== cluster: a coordinator (port $PGPORT) and workers (ports $BACKFILL_WORKER_PORTS) on 127.0.0.1 =="
-on_all_nodes -d postgres -c "CREATE DATABASE $DB" &&
-	on_all_nodes -d "$DB" -c 'CREATE EXTENSION citus' || { echo "could not create citus" >&2; exit 1; }
-{
-	echo "SELECT pg_catalog.citus_set_coordinator_host('127.0.0.1', $PGPORT);"
-	for p in $BACKFILL_WORKER_PORTS; do echo "SELECT pg_catalog.citus_add_node('127.0.0.1', $p);"; done
-	echo 'CREATE EXTENSION backfill;'
-	cat citus/setup.sql
-} | psql -X -q -v ON_ERROR_STOP=1 -d "$DB" >/dev/null || { echo "could not register the workers" >&2; exit 1; }
+scripts/citus_nodes.sh "$DB" && psql -X -q -v ON_ERROR_STOP=1 -d "$DB" -f citus/setup.sql >/dev/null ||
+	{ echo "could not set up the cluster" >&2; exit 1; }
 SERVER="Citus $(psql -X -At -d "$DB" -c "SELECT pg_catalog.split_part(pg_catalog.citus_version(), ' ', 2)") on $("$PG_CONFIG" --version | awk '{print $1, $2}')"
 psql -X -d "$DB" -c 'SELECT nodename, nodeport, noderole, shouldhaveshards FROM pg_catalog.pg_dist_node ORDER BY nodeport'
 
