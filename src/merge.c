@@ -510,9 +510,14 @@ MergeAddColumn(MergeSql *m, int i)
 	else if (m->bytesfn == NULL)
 		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
 						 m->differs.len ? " OR " : "", m->changefn, col, i + 1);
-	else if (sa->atttypid == ttype)
+	else if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
 		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
 						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1);
+	else if (sa->atttypid == ttype)
+		/* the value as the column's typmod would store it: the cast is IMMUTABLE */
+		appendStringInfo(&m->differs, "%s%s(t.%s, CAST(s.bfs_%d AS %s))",
+						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1,
+						 format_type_with_typemod(ttype, ttypmod));
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

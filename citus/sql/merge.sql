@@ -35,6 +35,11 @@ SELECT inserted, updated, deleted, unchanged
 FROM backfill_merge('cm.revenue', 'SELECT * FROM cm.model', ARRAY['order_id', 'day'],
 	scope => $$day = '2026-03-15'$$, delete_missing => true);
 
+-- ... also when the source's values lack the column's typmod (compared as the column stores them)
+SELECT inserted, updated, deleted, unchanged
+FROM backfill_merge('cm.revenue', $$SELECT order_id, day, amount::numeric AS amount, note FROM cm.model$$,
+	ARRAY['order_id', 'day'], scope => $$day = '2026-03-15'$$);
+
 -- What Citus cannot merge is refused up front, and nothing is written.
 CREATE TEMP TABLE before AS SELECT * FROM backfill_fingerprint('cm.revenue');
 CREATE TABLE cm.local_model AS SELECT * FROM cm.model;
