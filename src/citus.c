@@ -13,6 +13,13 @@
  * extension's tables, so a write made there would be recorded where nobody
  * reads it, and a swap there would miss the other shards.
  *
+ * Here too: the guards of a merge into a distributed table (what Citus
+ * cannot run as a MERGE shard by shard is refused before anything is read
+ * or written), and locks taken on every node with SQL LOCK TABLE, which
+ * Citus propagates to the workers' copies of a table (a lock taken in C
+ * stays on the coordinator, and writes made through a worker do not see
+ * it).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"

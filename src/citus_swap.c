@@ -223,6 +223,23 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 }
 
 /*
+ * Set when, during the swap's LOCK TABLE, Citus reported a worker's lock
+ * timeout (a WARNING with SQLSTATE 55P03, before failing the connection).
+ */
+static bool WorkerLockTimedOut = false;
+static emit_log_hook_type PrevEmitLogHook = NULL;
+
+/* emit_log_hook while the swap's locks are taken: notice a worker's lock timeout */
+static void
+NoticeWorkerLockTimeout(ErrorData *edata)
+{
+	if (edata->elevel == WARNING && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+		WorkerLockTimedOut = true;
+	if (PrevEmitLogHook)
+		PrevEmitLogHook(edata);
+}
+
+/*
  * Take the swap's ACCESS EXCLUSIVE locks on every node: LOCK TABLE ONLY on
  * the parent, the partition and the DEFAULT partition, with lock_timeout
  * timeout_ms sent to the workers, then lock_timeout back to restore (the
@@ -241,20 +258,31 @@ BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 	appendStringInfo(&rels, "%s, %s", bp->qualparent, bp->qualname);
 	if (OidIsValid(bp->defaultpart))
 		appendStringInfo(&rels, ", %s", BackfillQualifiedName(bp->defaultpart));
-	BackfillExec(psprintf("LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE", rels.data));
+	WorkerLockTimedOut = false;
+	PrevEmitLogHook = emit_log_hook;
+	emit_log_hook = NoticeWorkerLockTimeout;
+	PG_TRY();
+	{
+		BackfillExec(psprintf("LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE", rels.data));
+	}
+	PG_FINALLY();
+	{
+		emit_log_hook = PrevEmitLogHook;
+	}
+	PG_END_TRY();
 	BackfillExec(psprintf("SET LOCAL lock_timeout = %s", quote_literal_cstr(restore)));
 }
 
 /*
  * Is edata how a worker's lock timeout reaches the coordinator?  Citus
  * reports the worker's 55P03 as a WARNING, then fails the transaction's
- * connection to it with this XX000.
+ * connection to it with XX000 "failure on connection marked as essential";
+ * the same XX000 without that WARNING (a worker gone) is not a lock timeout.
  */
 bool
 BackfillCitusLockTimedOut(ErrorData *edata)
 {
-	return edata->sqlerrcode == ERRCODE_INTERNAL_ERROR && edata->message != NULL &&
+	return WorkerLockTimedOut && edata->sqlerrcode == ERRCODE_INTERNAL_ERROR && edata->message != NULL &&
 		strncmp(edata->message, "failure on connection marked as essential",
-				strlen("failure on connection marked as essential")) == 0 &&
-		BackfillCitusPresent();
+				strlen("failure on connection marked as essential")) == 0;
 }

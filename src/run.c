@@ -334,6 +334,13 @@ AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 
 	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
 		return false;
+	/* on Citus the in-place write would lock the coordinator only: swap (citus_swap.c) */
+	if (BackfillCitusDistributed(relid))
+	{
+		*why = psprintf("strategy auto: %s is a partition of a Citus distributed table, so it was swapped",
+						BackfillQualifiedName(relid));
+		return false;
+	}
 	n = CountRowsUpTo(relid, run->opts.small_partition_rows + 1);
 	if (n > run->opts.small_partition_rows)
 	{
