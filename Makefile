@@ -4,7 +4,12 @@
 #   make test       install what is missing, build, install, run every suite
 #                   against a throwaway cluster
 #   make demo       the same set-up, then the demo
-#   make bench      the same set-up, then the side-by-side benchmark
+#   make bench      the same set-up, then the side-by-side benchmark, and on Citus (as make
+#                   test-citus builds it; BENCH_CITUS=0 leaves it out)
+#   make test-citus Citus from ../shared/sources built once into a cache directory outside
+#                   the repository, a coordinator and two workers on 127.0.0.1, the Citus
+#                   suites (citus/); Debian's PostgreSQL 15 only.  It holds
+#                   /tmp/backfill-install.lock itself while it installs and tests.
 #
 # Against Debian's PostgreSQL 15 by default.  PG=18 (any major version with a source
 # archive in ../shared/sources) builds that server once into a cache directory outside the
@@ -17,6 +22,9 @@ MODULE_big = backfill
 OBJS = \
 	src/backfill.o \
 	src/spi_util.o \
+	src/citus.o \
+	src/citus_swap.o \
+	src/citus_fingerprint.o \
 	src/rowhash.o \
 	src/relation.o \
 	src/fingerprint.o \
@@ -63,7 +71,7 @@ else
 include $(PGXS)
 endif
 
-.PHONY: test demo bench deps
+.PHONY: test demo bench deps test-citus
 
 deps:
 	@$(SERVER_SETUP)
@@ -79,3 +87,15 @@ demo:
 bench:
 	@$(SERVER_SETUP)
 	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_bench.sh
+	@if [ -z "$(filter-out 15,$(PG))" ] && [ "$(BENCH_CITUS)" != 0 ] && scripts/pg_server.sh archive citus-13.2.2 >/dev/null 2>&1; then \
+		scripts/deps.sh --citus-build && scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
+		BACKFILL_SKIP_BUILD=1 BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_bench.sh; \
+	fi
+
+# Citus: its build and install, then three nodes, under the install lock (it installs into the
+# server's directories, shared with every other checkout on the machine).
+INSTALL_LOCK ?= /tmp/backfill-install.lock
+test-citus:
+	@$(SERVER_SETUP) && scripts/deps.sh --citus-build
+	@flock $(INSTALL_LOCK) sh -c 'scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
+		BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_tests.sh'

@@ -90,6 +90,19 @@ CREATE AGGREGATE @extschema@.backfill_fingerprint_agg(rel pg_catalog.regclass, V
 COMMENT ON AGGREGATE @extschema@.backfill_fingerprint_agg(pg_catalog.regclass, "any") IS
 	'backfill_fingerprint of the rows aggregated (rel, then every column of rel in order), computed in parallel where the planner chooses';
 
+CREATE FUNCTION @extschema@.backfill_fingerprint_row(rel pg_catalog.text, VARIADIC columns "any")
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_row'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_row(pg_catalog.text, "any") IS
+	'The hash of one row of rel (its qualified name; every column, in order), as backfill_fingerprint sums it; how a Citus distributed table is fingerprinted shard by shard';
+CREATE FUNCTION @extschema@.backfill_fingerprint_lane2(h bigint)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_fingerprint_lane2'
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_fingerprint_lane2(bigint) IS
+	'A row hash''s term of backfill_fingerprint''s second sum';
+
 CREATE FUNCTION @extschema@.backfill_diff(a pg_catalog.text, b pg_catalog.text, key pg_catalog.text[])
 	RETURNS TABLE(change pg_catalog.text, key pg_catalog.jsonb, a_row pg_catalog.jsonb, b_row pg_catalog.jsonb)
 	AS 'MODULE_PATHNAME', 'backfill_diff'
@@ -177,6 +190,13 @@ CREATE FUNCTION @extschema@.backfill_would_change(stored "any", given "any")
 	LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.backfill_would_change("any", "any") IS
 	'Whether storing given in a column of stored''s type, as UPDATE would, changes the stored bytes (NULL-safe); how backfill_merge finds the rows to write';
+
+CREATE FUNCTION @extschema@.backfill_bytes_differ(stored anyelement, given anyelement)
+	RETURNS pg_catalog.bool
+	AS 'MODULE_PATHNAME', 'backfill_bytes_differ'
+	LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_bytes_differ(anyelement, anyelement) IS
+	'Whether two values of one type are stored with other bytes (NULL-safe); how backfill_merge finds the rows to write in a Citus distributed table';
 
 --
 -- Probe: is a transform a repair?

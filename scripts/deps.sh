@@ -4,6 +4,8 @@
 # Debian 12 packages only; runs apt-get as root, or through sudo for another user.
 # --server-build: also what building PostgreSQL and pg_cron from source needs
 # (scripts/pg_server.sh, for `make test PG=18`).
+# --citus-build: also what building Citus from source needs (scripts/citus_server.sh, for
+# `make test-citus`).
 set -euo pipefail
 
 PGVER=${PGVER:-15}
@@ -22,6 +24,9 @@ packages=(
 )
 if [ "${1:-}" = --server-build ]; then
 	packages+=(bison flex pkg-config zlib1g-dev libicu-dev liblz4-dev libxml2-dev)
+fi
+if [ "${1:-}" = --citus-build ]; then
+	packages+=(libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libssl-dev)
 fi
 
 missing=()

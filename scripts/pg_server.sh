@@ -5,6 +5,7 @@
 #   pg_server.sh path VERSION      print the pg_config of that build (building nothing)
 #   pg_server.sh build VERSION     build it if missing, with pg_cron and pgTAP; print pg_config
 #   pg_server.sh addons PG_CONFIG  install pg_cron and pgTAP into that server if missing
+#   pg_server.sh archive NAME      print the path of archive NAME (e.g. citus-13.2.2), checked
 #
 # The build lives in a cache directory outside the repository, named for the version and the
 # archive's checksum: it is reused while the archive is the same and rebuilt when it changes.
@@ -109,5 +110,6 @@ case "${1:-}" in
 	path) echo "$(prefix_of "$2")/bin/pg_config" ;;
 	build) build "$2" ;;
 	addons) mkdir -p "$CACHE"; addons "$2" ;;
-	*) die "usage: $0 path|build VERSION, or $0 addons PG_CONFIG" ;;
+	archive) archive "$2" ;;
+	*) die "usage: $0 path|build VERSION, $0 addons PG_CONFIG, or $0 archive NAME" ;;
 esac

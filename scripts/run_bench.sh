@@ -9,9 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-7}
-CASES=${BENCH_CASES:-bench/cases.txt}	# another file of cases: only those comparisons
+CASES=${BENCH_CASES:-bench/cases.txt}	# another file of cases (and BENCH_SETUP its data): only those comparisons
 
-psql -X -q -v ON_ERROR_STOP=1 -f bench/setup.sql >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -f "${BENCH_SETUP:-bench/setup.sql}" >/dev/null
 
 script=$(mktemp)
 trap 'rm -f "$script"' EXIT

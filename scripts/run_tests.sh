@@ -15,35 +15,7 @@ PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
 SERVER=$("$PG_CONFIG" --version | awk '{print $1, $2}')	# "PostgreSQL 15.20"
 OUT="$BACKFILL_TMP/suites"
 mkdir -p "$OUT"
-suites=()
-declare -A passed failed
-
-# record SUITE PASSED FAILED [EXIT-STATUS]: a suite whose command failed counts one failure
-# at least, even when no test of it could run.
-record() {
-	local bad=$3
-	[ "${4:-0}" -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
-	suites+=("$1"); passed[$1]=$2; failed[$1]=$bad
-}
-
-# Counts of a pg_regress or isolation run from its "test name ... ok" lines (15) or its
-# "ok N - name" lines (16 on).
-count_regress() {
-	local log=$1 suite=$2 rc=$3 ok bad
-	ok=$(grep -Ec '\.\.\. +ok|^ok +[0-9]+ ' "$log")
-	bad=$(grep -Ec '\.\.\. +FAILED|^not ok +[0-9]+ ' "$log")
-	record "$suite" "$ok" "$bad" "$rc"
-}
-
-# Counts of a TAP::Harness run (prove, pg_prove) from its summary: Tests=N and the failed
-# subtests; a test file that died counts as one failure more.
-count_tap() {
-	local log=$1 suite=$2 rc=$3 total bad died
-	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -n 1)
-	bad=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
-	died=$(grep -Ec 'Non-zero (exit|wait) status|Parse errors|Bad plan|No subtests run' "$log")
-	record "$suite" "$(( ${total:-0} - bad ))" "$(( bad + died ))" "$rc"
-}
+. scripts/suites.sh
 
 echo "== tour (demo/tour.sql: the README's tour, in the empty postgres database) =="
 scripts/check_tour.sh 2>&1 | tee "$OUT/tour"
@@ -74,23 +46,7 @@ fi
 tap=(t/*.pl)
 if [ -e "${tap[0]}" ]; then
 	echo "== TAP (PostgreSQL::Test::Cluster) =="
-	# The tests start their own clusters: as root they run as postgres, from a copy of t/ in
-	# a directory that user can write.
-	tapdir="$BACKFILL_TMP/tap"
-	mkdir -p "$tapdir"
-	cp -r t "$tapdir/"
-	[ "$(id -u)" -eq 0 ] && chown -R postgres: "$tapdir"
-	(cd "$tapdir" && $BACKFILL_RUN_AS env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
-		PATH="$("$PG_CONFIG" --bindir):$PATH" TESTDIR="$tapdir" \
-		PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" \
-		prove -I "$PGXS_DIR/test/perl" t/*.pl) 2>&1 | tee "$OUT/tap"
-	count_tap "$OUT/tap" tap "${PIPESTATUS[0]}"
-	# The test library sends a test's own errors (a die, a timeout) to its log file, not to
-	# prove: keep the end of each failed test's log with the suite's output.
-	for f in $(sed -n 's/^\(t\/[^ ]*\.pl\) .*(Wstat: [1-9].*/\1/p; s/^\(t\/[^ ]*\.pl\) .*Failed: [1-9].*/\1/p' "$OUT/tap" | sort -u); do
-		log=$(find "$tapdir" -name "regress_log_$(basename "$f" .pl)" 2>/dev/null | head -n 1)
-		[ -n "$log" ] && { echo "--- the end of $f's log ---"; tail -n 40 "$log"; } >> "$OUT/tap"
-	done
+	run_tap t
 fi
 
 echo "== demo (make demo's lab and its checks, then its chart in headless Chromium) =="
@@ -116,31 +72,4 @@ psql -X -q -v ON_ERROR_STOP=1 -d backfill_tap -c 'CREATE EXTENSION pgtap' -c 'CR
 pg_prove -d backfill_tap test/*.sql 2>&1 | tee "$OUT/pgtap"
 count_tap "$OUT/pgtap" pgtap "${PIPESTATUS[0]}"
 
-# What failed, where it can be read: each failing suite's own output, then the server's log.
-total_ok=0
-total_bad=0
-for s in "${suites[@]}"; do
-	total_ok=$(( total_ok + passed[$s] ))
-	total_bad=$(( total_bad + failed[$s] ))
-done
-if [ "$total_bad" -gt 0 ]; then
-	for s in "${suites[@]}"; do
-		[ "${failed[$s]}" -eq 0 ] && continue
-		echo
-		echo "--- $s failed: its output ---"
-		if [ -f "$OUT/$s.diffs" ]; then head -n 200 "$OUT/$s.diffs"; fi
-		grep -Ev '^(ok|test .*\.\.\. +ok|t/[^ ]* \.+ ok)' "$OUT/$s" | tail -n 60
-	done
-	echo
-	echo "--- last lines of the server log ---"
-	tail -n 30 "$BACKFILL_TMP/server.log"
-	touch "$BACKFILL_TMP/server_log_shown"
-fi
-
-echo
-echo "== summary ($SERVER) =="
-for s in "${suites[@]}"; do
-	printf '%-16s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
-done
-echo "$SERVER: $total_ok passed, $total_bad failed"
-[ "$total_bad" -eq 0 ]
+summarize "$SERVER"

@@ -153,3 +153,24 @@ backfill_would_change(PG_FUNCTION_ARGS)
 		PG_RETURN_BOOL(PG_ARGISNULL(0) != givennull);
 	PG_RETURN_BOOL(!datum_image_eq(PG_GETARG_DATUM(0), given, wc->typbyval, wc->typlen));
 }
+
+PG_FUNCTION_INFO_V1(backfill_bytes_differ);
+
+/*
+ * backfill_bytes_differ(stored anyelement, given anyelement) RETURNS boolean
+ *
+ * Are the two values of one type stored with other bytes (NULL-safe)?
+ * backfill_would_change for a value that needs no assignment, and IMMUTABLE:
+ * what a MERGE into a Citus distributed table may call.
+ */
+Datum
+backfill_bytes_differ(PG_FUNCTION_ARGS)
+{
+	int16		typlen;
+	bool		typbyval;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_BOOL(PG_ARGISNULL(0) != PG_ARGISNULL(1));
+	get_typlenbyval(get_fn_expr_argtype(fcinfo->flinfo, 0), &typlen, &typbyval);
+	PG_RETURN_BOOL(!datum_image_eq(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), typbyval, typlen));
+}

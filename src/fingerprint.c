@@ -66,6 +66,7 @@
 #include "utils/rel.h"
 #include "utils/typcache.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "relation.h"
@@ -224,7 +225,12 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	StringInfoData sql;
 	SPIPlanPtr	plan;
 	FingerprintReceiver r;
-	char	   *agg = FingerprintAggQuery(relid);
+	char	   *agg;
+
+	/* on Citus, per shard on the workers (citus.c) */
+	if (BackfillCitusFingerprint(relid, scope, read_only, fp))
+		return;
+	agg = FingerprintAggQuery(relid);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "%s FROM %s%s", agg ? agg : "SELECT *",
@@ -263,6 +269,10 @@ BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 	char	   *bound = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)", part);
 	char	   *scope = psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
 								 bound ? bound : "", bound ? " AND " : "", part);
+
+	/* (on Citus a row's tableoid is its shard's: the bound alone, see citus.c) */
+	if (bound && BackfillCitusDistributed(parent))
+		scope = bound;
 
 	BackfillFingerprintRel(parent, scope, true, fp);
 	BackfillUnpinSearchPath(nest);

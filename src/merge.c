@@ -61,6 +61,7 @@
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "log.h"
@@ -368,6 +369,8 @@ typedef struct MergeSql
 	TupleDesc	src;
 	bool	   *iskey;
 	const char *changefn;		/* schema.backfill_would_change */
+	const char *bytesfn;		/* schema.backfill_bytes_differ for a Citus distributed
+								 * target (IMMUTABLE, as Citus needs), else NULL */
 	StringInfoData on;			/* t.k = s.k AND ... */
 	StringInfoData nullcond;	/* s.k IS NULL OR ... */
 	StringInfoData set;			/* c = s.c, ... */
@@ -504,9 +507,25 @@ MergeAddColumn(MergeSql *m, int i)
 		!OidIsValid(tcoll) && EqualityIsIdentity(ttype, tcoll))
 		appendStringInfo(&m->differs, "%sNOT COALESCE(t.%s %s s.bfs_%d, t.%s IS NULL AND s.bfs_%d IS NULL)",
 						 m->differs.len ? " OR " : "", col, EqualityOperator(ttype), i + 1, col, i + 1);
-	else
+	else if (m->bytesfn == NULL)
 		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
 						 m->differs.len ? " OR " : "", m->changefn, col, i + 1);
+	else if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
+		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
+						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1);
+	else if (sa->atttypid == ttype)
+		/* the value as the column's typmod would store it: the cast is IMMUTABLE */
+		appendStringInfo(&m->differs, "%s%s(t.%s, CAST(s.bfs_%d AS %s))",
+						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1,
+						 format_type_with_typemod(ttype, ttypmod));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source column \"%s\" is of type %s but column \"%s\" of distributed table %s is of type %s",
+						NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
+						m->target, format_type_be(ttype)),
+				 errdetail("On a distributed table the merge compares stored and new values of one type, with IMMUTABLE functions only."),
+				 errhint("Cast the source column to %s.", format_type_be(ttype))));
 }
 
 /* The source's keys, the target's, and the scope (raise if one fails); returns the source's rows. */
@@ -682,6 +701,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 				 errmsg("allow_empty must not be NULL")));
 	allow_empty = PG_GETARG_BOOL(5);
 	PreventCommandIfReadOnly("backfill_merge()");
+	BackfillRequireCoordinator("backfill_merge");
 
 	/* the rights first, then the lock that keeps writers out until commit */
 	m.relid = MergeLockTarget(fcinfo, delete_missing);
@@ -710,6 +730,12 @@ backfill_merge(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/* on Citus: what it cannot merge refused, and the target locked on every node */
+	BackfillCitusCheckMerge(m.relid, m.keys, m.source, m.scope, "SHARE ROW EXCLUSIVE");
+	if (BackfillCitusDistributed(m.relid))
+		m.bytesfn = psprintf("%s.backfill_bytes_differ",
+							 quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo))));
 
 	/* the source: one SELECT, columns of the target, the key's types on both sides */
 	MergeDescribeSource(&m);

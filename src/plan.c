@@ -52,6 +52,7 @@
 #include "utils/regproc.h"
 #include "utils/typcache.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "publication.h"
@@ -591,6 +592,7 @@ PlanArgs(FunctionCallInfo fcinfo, PlanRequest *pr)
 				 errmsg("options must not be NULL"),
 				 errhint("Pass '{}' for the defaults.")));
 	PreventCommandIfReadOnly("backfill_plan()");
+	BackfillRequireCoordinator("backfill_plan");
 
 	pr->relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
 								   AccessShareLock);

@@ -51,6 +51,7 @@
 #include "utils/resowner.h"
 #include "utils/tuplesort.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "relation.h"
@@ -396,6 +397,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	bool		nulls[11] = {false};
 
 	memset(&ps, 0, sizeof(ps));
+	BackfillRequireCoordinator("backfill_probe_idempotency");
 	ps.transform = BackfillArgText(fcinfo, 0, "transform");
 	ps.relid = BackfillOpenRelArg(fcinfo, 1, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
 								  AccessShareLock);

@@ -50,6 +50,7 @@
 #include "utils/syscache.h"
 
 #include "archive.h"
+#include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
 #include "log.h"
@@ -282,6 +283,21 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("partition %s was moved to another partitioned table while waiting for its lock",
 						bp->qualname)));
+
+	/* on Citus, the same locks on every node: writes through a worker wait too */
+	bp->distcol = NULL;
+	if (BackfillCitusPresent())
+	{
+		BackfillCitusRel cr;
+
+		BackfillCitusDescribe(parent, &cr);
+		if (cr.kind == BACKFILL_CITUS_DISTRIBUTED)
+		{
+			bp->distcol = cr.distcol ? cr.distcol : "";
+			BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
+			BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
+		}
+	}
 }
 
 /* The partition constraint of bp, as SQL, into bp->constraintdef. */
@@ -388,13 +404,24 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	nest = BackfillPinSearchPath();
 	BackfillDescribeBound(bp);
 	BackfillRefuseReferencedPartition(bp);
+	if (bp->distcol)
+		BackfillCitusRefuseReplace(bp);
 	staging = BackfillCreateStaging(bp);
+	/* on Citus: distributed while empty, so that no row is written on the coordinator */
+	if (bp->distcol)
+		BackfillCitusDistributeStaging(bp, staging);
 	BackfillUnpinSearchPath(nest);
 
 	BackfillFingerprintRel(bp->part, NULL, false, before);
 
 	plan = BackfillPrepareFill(bp, staging, source, nargs, argtypes);
-	BackfillFillStaging(bp, staging, plan, params, after);
+	if (bp->distcol)
+	{
+		BackfillCitusFillStaging(bp, staging, plan, source, nargs, argtypes, params);
+		BackfillFingerprintRel(staging, NULL, false, after);
+	}
+	else
+		BackfillFillStaging(bp, staging, plan, params, after);
 	if (after->rows == 0 && before->rows > 0 && !allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -404,7 +431,10 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
 
 	nest = BackfillPinSearchPath();
-	BackfillFinishStaging(bp, staging);
+	if (bp->distcol)
+		BackfillExec(psprintf("ANALYZE %s", BackfillQualifiedName(staging)));
+	else
+		BackfillFinishStaging(bp, staging);
 	BackfillUnpinSearchPath(nest);
 	return staging;
 }
@@ -445,6 +475,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_replace_partition()");
+	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -545,6 +576,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	lock_timeout_ms = IntArg(fcinfo, 1, "lock_timeout_ms", 1, 600000);
 	max_attempts = IntArg(fcinfo, 2, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_undo()");
+	BackfillRequireCoordinator("backfill_undo");
 	BackfillRefuseTransactionSnapshot("backfill_undo");
 
 	if (SPI_connect() != SPI_OK_CONNECT)

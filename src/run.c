@@ -59,6 +59,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "diff.h"
 #include "fingerprint.h"
@@ -333,6 +334,13 @@ AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 
 	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
 		return false;
+	/* on Citus the in-place write would lock the coordinator only: swap (citus_swap.c) */
+	if (BackfillCitusDistributed(relid))
+	{
+		*why = psprintf("strategy auto: %s is a partition of a Citus distributed table, so it was swapped",
+						BackfillQualifiedName(relid));
+		return false;
+	}
 	n = CountRowsUpTo(relid, run->opts.small_partition_rows + 1);
 	if (n > run->opts.small_partition_rows)
 	{
@@ -1030,6 +1038,7 @@ RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
 				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.",
 						 call->runid)));
 	PreventCommandIfReadOnly("backfill_run()");
+	BackfillRequireCoordinator("backfill_run");
 	call->started = GetCurrentTimestamp();
 }
 
@@ -1420,6 +1429,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("run_id must not be NULL")));
 	PreventCommandIfReadOnly("backfill_dry_run()");
+	BackfillRequireCoordinator("backfill_dry_run");
 	BackfillRefuseTransactionSnapshot("backfill_dry_run");
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -41,6 +41,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "citus.h"
 #include "compat.h"
 #include "relation.h"
 #include "run.h"
@@ -658,6 +659,7 @@ OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action, bool gone
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("run_id must not be NULL")));
 	PreventCommandIfReadOnly(psprintf("backfill_%s()", action));
+	BackfillRequireCoordinator(psprintf("backfill_%s", action));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), run, false);

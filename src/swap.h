@@ -51,6 +51,8 @@ typedef struct BackfillPart
 	char	   *boundspec;		/* FOR VALUES ... */
 	char	   *constraintdef;	/* the partition constraint, as SQL */
 	Oid			defaultpart;	/* the parent's DEFAULT partition, or InvalidOid */
+	char	   *distcol;		/* the parent's distribution column when it is a Citus
+								 * distributed table (citus_swap.c), else NULL */
 } BackfillPart;
 
 /* What a swap did. */

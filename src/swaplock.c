@@ -64,6 +64,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "citus.h"
 #include "spi_util.h"
 #include "swap.h"
 
@@ -247,6 +248,7 @@ TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile Oid trying = InvalidOid;
 	char		timeout[32];
+	char	   *restore = pstrdup(GetConfigOption("lock_timeout", false, false));
 
 	snprintf(timeout, sizeof(timeout), "%d", timeout_ms);
 	BeginInternalSubTransaction(NULL);
@@ -268,6 +270,12 @@ TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
 		/* ATTACH and DROP change the triggers on the tables foreign keys point to */
 		foreach(lc, referenced)
 			LockTree(lfirst_oid(lc), &trying);
+		/* on Citus, on the workers too, with the same timeout */
+		if (bp->distcol)
+		{
+			trying = bp->parent;
+			BackfillCitusLockForSwap(bp, timeout_ms, restore);
+		}
 		AtEOXact_GUC(true, nest);
 
 		/* the locks now belong to the caller's transaction */
@@ -281,7 +289,8 @@ TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
 		ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
 
 		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
-			edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
+			edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED &&
+			!(bp->distcol && BackfillCitusLockTimedOut(edata)))
 			ReThrowError(edata);
 		FreeErrorData(edata);
 	}

@@ -1,0 +1,246 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/citus_fingerprint.c
+ *		Fingerprints of Citus distributed tables, computed shard by shard on
+ *		the workers and added on the coordinator.
+ *
+ * A fingerprint is a row count and two wrapping 64-bit sums over the rows
+ * (fingerprint.c), so the fingerprint of a table is the sum of its shards'.
+ * Citus does not push a custom aggregate with an internal state down to the
+ * shards (it gathers every row on the coordinator instead), but it does push
+ * down count() and sum(bigint) as partial aggregates.  So each row is hashed
+ * on its worker by backfill_fingerprint_row(rel, c1, c2, ...), as
+ * BackfillHashRow would hash it (rel's column names, the columns' types),
+ * the workers sum the hashes and their second-lane terms
+ * (backfill_fingerprint_lane2) per shard, and the coordinator
+ * adds the shards' sums, exact, and reduces them modulo 2^64: the same fingerprint
+ * as the same rows in a local table, for the cost of a count(*).
+ *
+ * rel is passed as its qualified name, which each worker looks up once per
+ * shard query: an OID would mean another relation there, and Citus sends a
+ * regclass constant as the shard's own name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/typcache.h"
+
+#include "citus.h"
+#include "compat.h"
+#include "fingerprint.h"
+#include "rowhash.h"
+#include "spi_util.h"
+
+/* What backfill_fingerprint_row keeps across the rows of one query. */
+typedef struct LanesCache
+{
+	char	   *relname;		/* as given */
+	Oid			relid;
+	int			ncols;
+	BackfillRowHasher *hasher;
+	Datum	   *values;
+	bool	   *isnull;
+} LanesCache;
+
+/* The arguments do not match rel's columns. */
+static void
+LanesMismatch(Oid relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("backfill_fingerprint_row needs every column of %s, in order",
+					BackfillQualifiedName(relid)),
+			 errhint("Call backfill_fingerprint instead.")));
+}
+
+/*
+ * The hasher of rows of relname given as the arguments after it, as
+ * BackfillHashRow hashes SELECT *.  The name is looked up here, once per
+ * query on each shard, not once per row as a cast to regclass would be.
+ */
+static LanesCache *
+LanesSetup(FunctionCallInfo fcinfo, const char *relname)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	LanesCache *cache = palloc0(sizeof(LanesCache));
+	/*
+	 * No lock: on a worker this is the shell of a table whose shard the query
+	 * reads (and locks); a lock on the shell, held to the end of the
+	 * transaction, would make the swap's propagated LOCK TABLE wait for
+	 * another backend of its own distributed transaction.
+	 */
+	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(relname)),
+										 NoLock, false);
+	Oid			reltype = get_rel_type_id(relid);
+	TupleDesc	reldesc;
+	TupleDesc	desc;
+	int			n = 0;
+
+	if (!OidIsValid(reltype))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	cache->relname = pstrdup(relname);
+	cache->relid = relid;
+	cache->ncols = PG_NARGS() - 1;
+	desc = CreateTemplateTupleDesc(Max(cache->ncols, 1));
+	reldesc = lookup_rowtype_tupdesc(reltype, -1);
+	for (int i = 0; i < reldesc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(reldesc, i);
+
+		if (att->attisdropped)
+			continue;
+		if (n >= cache->ncols || get_fn_expr_argtype(fcinfo->flinfo, n + 1) != att->atttypid)
+			LanesMismatch(relid);
+		TupleDescInitEntry(desc, n + 1, NameStr(att->attname), att->atttypid, att->atttypmod, 0);
+		n++;
+	}
+	ReleaseTupleDesc(reldesc);
+	if (n != cache->ncols || n == 0)
+		LanesMismatch(relid);
+	cache->hasher = BackfillRowHasherCreate(desc, cache->ncols, NULL);
+	cache->values = palloc(sizeof(Datum) * cache->ncols);
+	cache->isnull = palloc(sizeof(bool) * cache->ncols);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = cache;
+	return cache;
+}
+
+PG_FUNCTION_INFO_V1(backfill_fingerprint_row);
+
+/*
+ * backfill_fingerprint_row(rel text, VARIADIC "any") RETURNS bigint: one
+ * row's hash, the term of a fingerprint's first sum, as a signed 64-bit
+ * integer.  rel is the table's qualified name: each worker looks it up.
+ */
+Datum
+backfill_fingerprint_row(PG_FUNCTION_ARGS)
+{
+	LanesCache *cache = (LanesCache *) fcinfo->flinfo->fn_extra;
+	text	   *rel;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("rel must not be NULL")));
+	rel = PG_GETARG_TEXT_PP(0);
+	if (unlikely(cache == NULL || strlen(cache->relname) != VARSIZE_ANY_EXHDR(rel) ||
+				 memcmp(cache->relname, VARDATA_ANY(rel), VARSIZE_ANY_EXHDR(rel)) != 0))
+	{
+		if (get_fn_expr_variadic(fcinfo->flinfo))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("backfill_fingerprint_row takes the columns one by one, not as a VARIADIC array")));
+		cache = LanesSetup(fcinfo, text_to_cstring(rel));
+	}
+	for (int i = 0; i < cache->ncols; i++)
+	{
+		cache->values[i] = fcinfo->args[i + 1].value;
+		cache->isnull[i] = fcinfo->args[i + 1].isnull;
+	}
+	PG_RETURN_INT64((int64) BackfillHashValues(cache->hasher, cache->values, cache->isnull));
+}
+
+PG_FUNCTION_INFO_V1(backfill_fingerprint_lane2);
+
+/* backfill_fingerprint_lane2(h bigint) RETURNS bigint: a row hash's term of the second sum */
+Datum
+backfill_fingerprint_lane2(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) BackfillFingerprintLane2((uint64) PG_GETARG_INT64(0)));
+}
+
+/*
+ * The query fingerprinting relid per shard: the count and the two exact sums
+ * (numeric, as text).  NULL when the extension's schema is not usable by the
+ * current role.
+ */
+static char *
+PerShardQuery(Oid relid, const char *scope)
+{
+	Oid			nsp = InvalidOid;
+	TupleDesc	desc;
+	StringInfoData cols;
+	StringInfoData sql;
+
+	if (SPI_execute("SELECT extnamespace FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'backfill'",
+					true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+
+		nsp = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	if (!OidIsValid(nsp) || BackfillSchemaAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
+		return NULL;
+	initStringInfo(&cols);
+	desc = lookup_rowtype_tupdesc(get_rel_type_id(relid), -1);
+	for (int i = 0; i < desc->natts; i++)
+		if (!TupleDescAttr(desc, i)->attisdropped)
+			appendStringInfo(&cols, ", %s", quote_identifier(NameStr(TupleDescAttr(desc, i)->attname)));
+	ReleaseTupleDesc(desc);
+	if (cols.len == 0)
+		return NULL;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT pg_catalog.count(*), pg_catalog.sum(h)::pg_catalog.text, pg_catalog.sum(%s.backfill_fingerprint_lane2(h))::pg_catalog.text"
+					 " FROM (SELECT %s.backfill_fingerprint_row(%s%s) AS h FROM %s",
+					 quote_identifier(get_namespace_name(nsp)), quote_identifier(get_namespace_name(nsp)),
+					 quote_literal_cstr(BackfillQualifiedName(relid)), cols.data, BackfillQualifiedName(relid));
+	if (scope != NULL)
+		appendStringInfo(&sql, " WHERE ((\n%s\n))", scope);
+	appendStringInfoString(&sql, ") s");
+	return sql.data;
+}
+
+/* An exact integer sum (decimal text, NULL for none) modulo 2^64, as the wrapping sums are. */
+static uint64
+WrappedSum(const char *text)
+{
+	uint64		v = 0;
+	bool		negative = text != NULL && text[0] == '-';
+
+	if (text == NULL)
+		return 0;
+	for (const char *p = text + (negative ? 1 : 0); *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64) (*p - '0');
+	return negative ? (uint64) 0 - v : v;
+}
+
+/*
+ * If relid is a Citus distributed table, set *fp to the fingerprint of its
+ * rows in scope, computed per shard, and return true; else return false
+ * (and the caller fingerprints it as a local table).  Inside SPI.
+ */
+bool
+BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only, BackfillFingerprint *fp)
+{
+	char	   *sql;
+	SPIPlanPtr	plan;
+	bool		isnull;
+
+	if (!BackfillCitusDistributed(relid) || (sql = PerShardQuery(relid, scope)) == NULL)
+		return false;
+	plan = BackfillPrepare(sql, 0, NULL, scope ? "scope" : "rel");
+	if (SPI_execute_plan(plan, NULL, NULL, read_only, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not fingerprint %s", BackfillQualifiedName(relid));
+	fp->rows = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	fp->sum1 = WrappedSum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	fp->sum2 = WrappedSum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
+	SPI_freeplan(plan);
+	return true;
+}
