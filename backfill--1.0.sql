@@ -102,6 +102,25 @@ CREATE FUNCTION @extschema@.backfill_fingerprint_lane2(h bigint)
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION @extschema@.backfill_fingerprint_lane2(bigint) IS
 	'A row hash''s term of backfill_fingerprint''s second sum';
+-- A row's hash, which backfill_fingerprint_row returns, is what the key and the seal keep
+-- from being read: with enough of them, two sets of rows with equal sums can be searched for.
+-- Only its owner and the roles granted it (on every node) have Citus tables fingerprinted
+-- shard by shard; for others the rows are fingerprinted on the coordinator.
+REVOKE ALL ON FUNCTION @extschema@.backfill_fingerprint_row(pg_catalog.text, "any") FROM PUBLIC;
+
+CREATE FUNCTION @extschema@.backfill_key_check()
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_key_check'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_key_check() IS
+	'A check value of this database''s hashing key: equal in two databases that fingerprint rows alike, telling nothing of the key';
+CREATE FUNCTION @extschema@.backfill_share_key()
+	RETURNS pg_catalog.int4
+	AS 'MODULE_PATHNAME', 'backfill_share_key'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_share_key() IS
+	'On a Citus coordinator: give every worker this database''s hashing key, so that distributed tables are fingerprinted shard by shard (superuser)';
+REVOKE ALL ON FUNCTION @extschema@.backfill_share_key() FROM PUBLIC;
 
 CREATE FUNCTION @extschema@.backfill_diff(a pg_catalog.text, b pg_catalog.text, key pg_catalog.text[])
 	RETURNS TABLE(change pg_catalog.text, key pg_catalog.jsonb, a_row pg_catalog.jsonb, b_row pg_catalog.jsonb)

@@ -1,6 +1,8 @@
 -- bench/citus_setup.sql: the data of the Citus comparisons (scripts/run_citus_bench.sh), in a
 -- database that scripts/citus_nodes.sh made a Citus cluster of a coordinator and two workers.
 SET client_min_messages = warning;
+-- the workers hash rows under the coordinator's key, so fingerprints are computed per shard
+SELECT backfill_share_key();
 DROP TABLE IF EXISTS bench_dist, bench_local;
 
 -- 1M rows of a revenue fact table distributed on order_id in 32 shards, and the same rows

@@ -20,6 +20,16 @@
  * shard query: an OID would mean another relation there, and Citus sends a
  * regclass constant as the shard's own name.
  *
+ * Row hashes are keyed (rowhash.c), so the workers must hash under the
+ * coordinator's key: backfill_share_key() copies it to them, and the shards
+ * are read on the workers only while every worker's key check value is the
+ * coordinator's.  And a row's hash must not be readable by whoever may
+ * fingerprint (with enough of them, two sets of rows with equal sums can be
+ * searched for): backfill_fingerprint_row, which returns one, is executable
+ * only by its owner and the roles granted it.  For anyone else, or while the
+ * keys differ, the rows are fingerprinted on the coordinator, as a local
+ * table's would be: the same fingerprint, read through the coordinator.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -221,6 +231,38 @@ WrappedSum(const char *text)
 	return negative ? (uint64) 0 - v : v;
 }
 
+/* The extension's schema, quoted, for SQL run on the workers. */
+static char *
+QuotedSchema(void)
+{
+	return pstrdup(quote_identifier(get_namespace_name(BackfillInstalledSchema())));
+}
+
+/*
+ * Whether the current role may have rows hashed on the workers, and every
+ * worker hashes under the coordinator's key.  Inside SPI.
+ */
+static bool
+ShardsMayHash(void)
+{
+	char	   *nsp = QuotedSchema();
+	char	   *fn = psprintf("%s.backfill_fingerprint_row(pg_catalog.text, \"any\")", nsp);
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+	bool		isnull;
+
+	if (!DatumGetBool(DirectFunctionCall2(has_function_privilege_name,
+										  CStringGetTextDatum(fn), CStringGetTextDatum("EXECUTE"))))
+		return false;
+	args[0] = CStringGetTextDatum(BackfillKeyCheck());
+	args[1] = CStringGetTextDatum(psprintf("SELECT %s.backfill_key_check()", nsp));
+	if (SPI_execute_with_args("SELECT pg_catalog.bool_and(success AND result OPERATOR(pg_catalog.=) $1)"
+							  " FROM pg_catalog.run_command_on_workers($2)",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		return false;
+	return DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) && !isnull;
+}
+
 /*
  * If relid is a Citus distributed table, set *fp to the fingerprint of its
  * rows in scope, computed per shard, and return true; else return false
@@ -233,7 +275,8 @@ BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only, BackfillF
 	SPIPlanPtr	plan;
 	bool		isnull;
 
-	if (!BackfillCitusDistributed(relid) || (sql = PerShardQuery(relid, scope)) == NULL)
+	if (!BackfillCitusDistributed(relid) || !ShardsMayHash() ||
+		(sql = PerShardQuery(relid, scope)) == NULL)
 		return false;
 	plan = BackfillPrepare(sql, 0, NULL, scope ? "scope" : "rel");
 	if (SPI_execute_plan(plan, NULL, NULL, read_only, 1) != SPI_OK_SELECT || SPI_processed != 1)
@@ -243,4 +286,70 @@ BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only, BackfillF
 	fp->sum2 = WrappedSum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
 	SPI_freeplan(plan);
 	return true;
+}
+
+PG_FUNCTION_INFO_V1(backfill_key_check);
+
+/* backfill_key_check() RETURNS text: the check value of this database's keys */
+Datum
+backfill_key_check(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(BackfillKeyCheck()));
+}
+
+PG_FUNCTION_INFO_V1(backfill_share_key);
+
+/*
+ * backfill_share_key() RETURNS integer: give every Citus worker the
+ * coordinator's key (its oldest row of backfill_key_data, in place of the
+ * workers' own), so that rows are hashed on the workers as on the
+ * coordinator; the number of workers that took it.  Superuser only: the key
+ * travels in the command sent to the workers.
+ */
+Datum
+backfill_share_key(PG_FUNCTION_ARGS)
+{
+	char	   *nsp;
+	char	   *keytab;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	bool		isnull;
+	int64		workers;
+
+	BackfillRequireCoordinator("backfill_share_key");
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may share backfill's key with the workers"),
+				 errdetail("The key is sent to the workers in the text of a command.")));
+	if (!BackfillCitusPresent())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_share_key needs Citus: there are no workers to share the key with")));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	nsp = QuotedSchema();
+	keytab = psprintf("%s.backfill_key_data", nsp);
+	args[0] = CStringGetTextDatum(psprintf(
+		"SELECT pg_catalog.format('DELETE FROM %s; INSERT INTO %s VALUES (%%L, %%L)', key, created)"
+		" FROM %s ORDER BY created, key LIMIT 1", keytab, keytab, keytab));
+	if (SPI_execute(TextDatumGetCString(args[0]), true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("backfill has no key to share: the table backfill_key_data holds no key")));
+	args[0] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FILTER (WHERE success),"
+							  " pg_catalog.string_agg(nodename || ':' || nodeport || ': ' || result, '; ') FILTER (WHERE NOT success)"
+							  " FROM pg_catalog.run_command_on_workers($1)",
+							  1, argtypes, args, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not send the key to the workers");
+	workers = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONNECTION_FAILURE),
+				 errmsg("could not give the key to every worker"),
+				 errdetail("%s", SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2))));
+	SPI_finish();
+	PG_RETURN_INT32((int32) workers);
 }

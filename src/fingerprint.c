@@ -227,9 +227,13 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	FingerprintReceiver r;
 	char	   *agg;
 
-	/* on Citus, per shard on the workers (citus.c) */
+	/* on Citus, per shard on the workers (citus_fingerprint.c) */
+	memset(fp, 0, sizeof(*fp));
 	if (BackfillCitusFingerprint(relid, scope, read_only, fp))
+	{
+		BackfillFingerprintSeal(fp);
 		return;
+	}
 	agg = FingerprintAggQuery(relid);
 
 	initStringInfo(&sql);

@@ -92,6 +92,7 @@ extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
 								 const bool *isnull);
 
 extern Oid	BackfillInstalledSchema(void);
+extern char *BackfillKeyCheck(void);
 extern void BackfillSealSums(uint64 rows, uint64 sum1, uint64 sum2, uint64 sealed[2]);
 
 #endif							/* BACKFILL_ROWHASH_H */

@@ -15,6 +15,29 @@ FROM generate_series(1, 5000) g;
 -- the same rows in a local table
 CREATE TABLE cf.local_sales AS SELECT * FROM cf.sales;
 
+-- Each node made its own hashing key when the extension was created: the workers do not
+-- hash rows as the coordinator does, so the shards are not read there, and the fingerprint is
+-- computed on the coordinator, still equal to the local table's.
+SELECT count(*) FILTER (WHERE result <> backfill_key_check()) AS workers_with_another_key
+FROM run_command_on_workers('SELECT backfill_key_check()');
+SELECT d = l AS equal_before_the_key_is_shared FROM backfill_fingerprint('cf.sales') d, backfill_fingerprint('cf.local_sales') l;
+-- a superuser gives the workers the coordinator's key; from then on the shards are read there
+SELECT backfill_share_key() AS workers_given_the_key;
+SELECT count(*) FILTER (WHERE result <> backfill_key_check()) AS workers_with_another_key
+FROM run_command_on_workers('SELECT backfill_key_check()');
+-- only a superuser may send it
+CREATE ROLE regress_cf_other LOGIN;
+GRANT USAGE ON SCHEMA cf TO regress_cf_other;
+GRANT SELECT ON cf.sales, cf.local_sales TO regress_cf_other;
+SET ROLE regress_cf_other;
+SELECT backfill_share_key();
+-- a row's hash is not for everyone to read (with enough of them, equal sums can be searched
+-- for): a role not granted backfill_fingerprint_row gets the fingerprint through the
+-- coordinator, the same one
+SELECT backfill_fingerprint_row('cf.sales', 1::bigint, date '2026-03-14', 1.5::numeric(12,2), 'x', ARRAY['a']);
+SELECT d = l AS equal_for_a_role_without_row_hashes FROM backfill_fingerprint('cf.sales') d, backfill_fingerprint('cf.local_sales') l;
+RESET ROLE;
+
 -- the per-shard query: each of the 8 shards is read on its worker by a partial aggregate (count
 -- and sums), and the coordinator adds the 8 results
 SELECT jsonb_path_exists(p, '$.** ? (@."Task Count" == 8)') AS one_task_per_shard,
