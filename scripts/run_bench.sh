@@ -59,6 +59,9 @@ echo
 echo "ratio = backfill / plain SQL: below 1 is faster than the plain-SQL way."
 if [ -n "${BENCH_ONLY_CASES:-}" ]; then exit 0; fi	# the table of cases alone
 
+# The same comparisons on several table shapes, side by side (bench/shapes.txt).
+RUNS=$RUNS scripts/bench_shapes.sh
+
 # The swap itself: the time backfill_replace_partition holds its locks (readers of the parent
 # wait at most that long), for partitions of growing size.
 SIZES=${BENCH_SWAP_SIZES:-100000 1000000 10000000}
