@@ -93,6 +93,10 @@ time_shape() {
 					echo "$stmt;"
 					echo '\timing off'
 					echo "SELECT 'wal', pg_wal_lsn_diff(pg_current_wal_insert_lsn(), :'w0')::bigint;"
+					# where the replacement's time went, from its log record
+					if [ $n = 5 ] && [ $side = ours ]; then
+						echo "SELECT 'phase', details->>'fingerprint_ms', details->>'fill_ms', details->>'index_ms', details->>'analyze_ms' FROM backfill_log WHERE operation = 'replace' ORDER BY id DESC LIMIT 1;"
+					fi
 				done
 			done
 		done < "$work/cases$k"
@@ -100,11 +104,12 @@ time_shape() {
 	psql -X -q -At -F ' ' -v ON_ERROR_STOP=1 -f "$work/script$k" | awk '
 		/^@@ / { c = $2; side = $3; next }
 		/^Time: / && c != "" { ms = $2; next }
-		/^wal / && c != "" { print c, side, ms, $2; c = "" }'
+		/^wal / && c != "" { print c, side, ms, $2; c = "" }
+		/^phase / { print "phase", $2, $3, $4, $5 }'
 }
 
 titles=()
-declare -A cell wal
+declare -A cell wal fill rest
 k=0
 while IFS='|' read -r title cols gen pcol lo hi pk key change; do
 	case "$title" in '#'*|'') continue ;; esac
@@ -123,6 +128,12 @@ while IFS='|' read -r title cols gen pcol lo hi pk key change; do
 		cell[$k,$c]=$(awk -v o="$o" -v t="$t" 'BEGIN { if (t > 0) printf "%.2fx (%.0f / %.0f ms)", o / t, o, t; else printf "-" }')
 		if [ $c = 5 ]; then wal[$k]=$(awk -v o="$wo" -v t="$wt" 'BEGIN { if (t > 0) printf "%.2fx (%.1f / %.1f MB)", o / t, o / 1048576, t / 1048576; else printf "-" }'); fi
 	done
+	# the fill alone (rows written, then the index builds) against CREATE TABLE AS and its index builds
+	fo=$(awk '$1 == "phase" { print $3 + $4 }' "$work/times$k" | median)
+	t=$(awk '$1 == 5 && $2 == "theirs" { print $3 }' "$work/times$k" | median)
+	fill[$k]=$(awk -v o="$fo" -v t="$t" 'BEGIN { if (t > 0 && o > 0) printf "%.2fx (%.0f / %.0f ms)", o / t, o, t; else printf "-" }')
+	rest[$k]=$(awk '$1 == "phase" { print $2 }' "$work/times$k" | median)/$(awk '$1 == "phase" { print $5 }' "$work/times$k" | median)
+	rest[$k]=$(awk -v r="${rest[$k]}" 'BEGIN { split(r, v, "/"); if (v[1] == "") printf "-"; else printf "%.0f ms / %.0f ms", v[1], v[2] }')
 	q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS shp${k}_src, shp${k}_new, shp${k}_a, shp${k}_b, shp${k}_c, shp${k}_ma, shp${k}_mb, shp${k}_ctas, shp${k}_b_new" >/dev/null
 done < bench/shapes.txt
 
@@ -141,7 +152,11 @@ while IFS='|' read -r title _; do
 	for s in "${titles[@]}"; do printf ' | %-30s' "${cell[${s%%:*},$n]}"; done
 	printf ' |\n'
 	if [ $n = 5 ]; then
-		printf '| %-52s' "   WAL of that replace vs that CREATE TABLE AS"
+		printf '| %-52s' "   its fill (rows written + index builds) vs the same"
+		for s in "${titles[@]}"; do printf ' | %-30s' "${fill[${s%%:*}]}"; done
+		printf ' |\n| %-52s' "   its fingerprint before / its ANALYZE"
+		for s in "${titles[@]}"; do printf ' | %-30s' "${rest[${s%%:*}]}"; done
+		printf ' |\n| %-52s' "   WAL of that replace vs that CREATE TABLE AS"
 		for s in "${titles[@]}"; do printf ' | %-30s' "${wal[${s%%:*}]}"; done
 		printf ' |\n'
 	fi
