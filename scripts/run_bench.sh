@@ -8,7 +8,7 @@
 # times and their ratio.  Timings are wall-clock on a shared machine: read the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-7}
+RUNS=${RUNS:-5}
 CASES=${BENCH_CASES:-bench/cases.txt}	# another file of cases: only those comparisons
 
 psql -X -q -v ON_ERROR_STOP=1 -f bench/setup.sql >/dev/null

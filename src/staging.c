@@ -515,6 +515,8 @@ typedef struct FillReceiver
 	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
 	bool		direct;			/* the source's rows may be written as it stores them */
+	TupleDesc	srcdesc;		/* the last row type of the source's slots seen */
+	bool		srcdescok;		/* and whether its rows are laid out as the table's */
 	int			maxkey;			/* highest key column + 1 */
 	int		   *srcidx;			/* per column, the source's column or -1 */
 	ExprState **assign;			/* per column, the assignment of the source's value
@@ -573,11 +575,29 @@ AddToBatch(FillReceiver *r)
 		FlushBatch(r);
 }
 
+/* Whether rows of row type a are stored as rows of b: the same columns' types, in one order. */
+static bool
+SameLayout(TupleDesc a, TupleDesc b)
+{
+	if (a->natts != b->natts)
+		return false;
+	for (int j = 0; j < a->natts; j++)
+	{
+		Form_pg_attribute aa = TupleDescAttr(a, j);
+		Form_pg_attribute ba = TupleDescAttr(b, j);
+
+		if (aa->attisdropped || ba->attisdropped || aa->atttypid != ba->atttypid ||
+			aa->attlen != ba->attlen || aa->attbyval != ba->attbyval || aa->attalign != ba->attalign)
+			return false;
+	}
+	return true;
+}
+
 /*
  * The row in src as the source stores it, if it can be written as it is:
  * the source returns the staging table's columns in its order with its types
- * and nothing to assign (r->direct), and src holds a stored tuple with every
- * column (a tuple older than an ADD COLUMN lacks the last ones: their values
+ * and nothing to assign (r->direct), and src holds a stored tuple of such a
+ * row type with every column (a tuple older than an ADD COLUMN lacks the last ones: their values
  * live in the source's catalog, not in the tuple).  Else NULL.
  */
 static HeapTuple
@@ -586,6 +606,13 @@ StoredRow(FillReceiver *r, TupleTableSlot *src)
 	HeapTuple	tuple;
 
 	if (!r->direct || !(TTS_IS_BUFFERTUPLE(src) || TTS_IS_HEAPTUPLE(src)))
+		return NULL;
+	if (src->tts_tupleDescriptor != r->srcdesc)
+	{
+		r->srcdesc = src->tts_tupleDescriptor;
+		r->srcdescok = SameLayout(r->srcdesc, RelationGetDescr(r->rel));
+	}
+	if (!r->srcdescok)
 		return NULL;
 	tuple = ((HeapTupleTableSlot *) src)->tuple;
 	if (tuple == NULL ||
@@ -734,21 +761,13 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 static bool
 SourceMatchesTable(FillReceiver *r, SPIPlanPtr plan)
 {
-	TupleDesc	src = BackfillPlanResultDesc(plan);
 	TupleDesc	dst = RelationGetDescr(r->rel);
 
-	if (src->natts != dst->natts)
+	if (!SameLayout(BackfillPlanResultDesc(plan), dst))
 		return false;
 	for (int j = 0; j < dst->natts; j++)
-	{
-		Form_pg_attribute sa = TupleDescAttr(src, j);
-		Form_pg_attribute da = TupleDescAttr(dst, j);
-
-		if (r->srcidx[j] != j || r->assign[j] != NULL || da->attisdropped ||
-			sa->atttypid != da->atttypid || sa->attlen != da->attlen ||
-			sa->attbyval != da->attbyval || sa->attalign != da->attalign)
+		if (r->srcidx[j] != j || r->assign[j] != NULL)
 			return false;
-	}
 	return true;
 }
 
