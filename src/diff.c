@@ -422,6 +422,7 @@ ReceiveRowOfA(DiffState *st, TupleTableSlot *slot)
 	DiffDeferred *d = &st->batch[st->nbatch++];
 
 	d->key = BackfillHashRow(side->keyhash, slot);
+	PrefetchBucket(st->tab, d->key);
 	d->row = BackfillHashRow(side->rowhash, slot);
 	if (!side->tids || !NoteRowOrigin(st, side, slot, d))
 	{
@@ -429,7 +430,6 @@ ReceiveRowOfA(DiffState *st, TupleTableSlot *slot)
 		ItemPointerSetInvalid(&d->tid);
 		d->rel = 0;
 	}
-	PrefetchBucket(st->tab, d->key);
 	st->nrowsa++;
 	if (st->nbatch == DIFF_BATCH)
 		return FlushBatch(st, PASS_BUILD);
@@ -449,11 +449,11 @@ ReceiveRowOfB(DiffState *st, TupleTableSlot *slot)
 	bool		found;
 
 	d.key = BackfillHashRow(side->keyhash, slot);
+	PrefetchBucket(st->tab, d.key); /* on its way while the row is hashed */
 	d.row = BackfillHashRow(side->rowhash, slot);
 	if (st->defer && NoteRowOrigin(st, side, slot, &d))
 	{
 		st->batch[st->nbatch++] = d;
-		PrefetchBucket(st->tab, d.key);
 		if (st->nbatch == DIFF_BATCH)
 			return FlushBatch(st, PASS_PROBE);
 		return true;
