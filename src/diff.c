@@ -7,8 +7,8 @@
  * DestReceiver that hashes rows as the executor produces them (rowhash.c):
  *
  * 1. every row of a goes into a hash table as (key hash, row hash);
- * 2. every row of b is looked up: a key a lacks is 'added' (emitted at once),
- *    a key whose row hash differs is 'changed' (b's row kept for step 3);
+ * 2. every row of b is looked up: a key a lacks is 'added', a key whose row
+ *    hash differs is 'changed' (b's row kept for step 3);
  * 3. only if a key of a was missing from b or changed, a's rows of those
  *    keys are read again to emit 'removed' rows and the a side of 'changed'
  *    ones: fetched by their TIDs when every row of a came straight from a
@@ -17,7 +17,18 @@
  *    again must hash as it did the first time, or the diff fails (a fetched
  *    row that does not falls back to the second run).
  *
- * Memory is one 40-byte entry per key of a plus the rows that differ;
+ * The table is larger than the caches, so each lookup would wait for memory:
+ * rows are looked up in batches of DIFF_BATCH, each row's bucket asked for
+ * (prefetched) as the row is hashed.  A's rows all go through batches; b's
+ * rows that came straight from a table too, the ones shown fetched again by
+ * TID after the pass (checked against their hashes; if one does not hash as
+ * it did, the whole diff runs again looking b's rows up one by one, shown as
+ * they are read, as b's other rows always are).  A key repeated within a
+ * batch is found again by reading its side once more (PASS_FIND_DUPLICATE)
+ * to show it.
+ *
+ * Memory is one 40-byte entry per key of a plus the rows that differ (and
+ * 32 bytes for each row of b to fetch again);
  * identical rows cost two hashes and never become jsonb.  Keys and rows are
  * compared by their values' representation (rowhash.c), as pg_dump would
  * write them, whatever the session's settings; only the rows shown (jsonb)
