@@ -8,7 +8,7 @@
 # times and their ratio.  Timings are wall-clock on a shared machine: read the ratio.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-7}
+RUNS=${RUNS:-5}
 CASES=${BENCH_CASES:-bench/cases.txt}	# another file of cases (and BENCH_SETUP its data): only those comparisons
 
 psql -X -q -v ON_ERROR_STOP=1 -f "${BENCH_SETUP:-bench/setup.sql}" >/dev/null
@@ -58,6 +58,9 @@ rm -f "$script.times"
 echo
 echo "ratio = backfill / plain SQL: below 1 is faster than the plain-SQL way."
 if [ -n "${BENCH_ONLY_CASES:-}" ]; then exit 0; fi	# the table of cases alone
+
+# The same comparisons on several table shapes, side by side (bench/shapes.txt).
+RUNS=$RUNS scripts/bench_shapes.sh
 
 # The swap itself: the time backfill_replace_partition holds its locks (readers of the parent
 # wait at most that long), for partitions of growing size.

@@ -283,14 +283,8 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 	if (ss->hashable)
 	{
 		/* sized for the planner's estimate of the source's rows */
-		CachedPlan *cp = SPI_plan_get_cached_plan(plan);
-		double		est = 1024;
+		double		est = BackfillPlanRows(plan, 1024);
 
-		if (cp != NULL)
-		{
-			est = Max(est, linitial_node(PlannedStmt, cp->stmt_list)->planTree->plan_rows);
-			ReleaseCachedPlan(cp, NULL);	/* an unsaved plan holds no resource owner */
-		}
 		ss->exact = ss->nkeys == 1 && TupleDescAttr(src, ss->keyidx[0])->attbyval;
 		if (!ss->exact)
 			ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);

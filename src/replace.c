@@ -40,6 +40,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/lmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -352,9 +353,14 @@ SwapResultDatum(FunctionCallInfo fcinfo, BackfillSwapResult *sr,
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
 }
 
-/* details of a log record: {"attempts": n, "swap_ms": x, "archived_as": ..., ...} */
+/*
+ * details of a log record: {"attempts": n, "swap_ms": x, "bound": ...,
+ * "archived_as": ..., then for a replacement where its time went
+ * ("fingerprint_ms", "fill_ms", "index_ms", "analyze_ms"), ...}
+ */
 static char *
-SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, const char *extra_key, const char *extra)
+SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, BackfillStageTimes *times,
+			const char *extra_key, const char *extra)
 {
 	StringInfoData buf;
 
@@ -366,6 +372,9 @@ SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, const char *extra_key, con
 		escape_json(&buf, BackfillQualifiedName(sr->archived));
 	else
 		appendStringInfoString(&buf, "null");
+	if (times)
+		appendStringInfo(&buf, ", \"fingerprint_ms\": %.3f, \"fill_ms\": %.3f, \"index_ms\": %.3f, \"analyze_ms\": %.3f",
+						 times->fingerprint_ms, times->fill_ms, times->index_ms, times->analyze_ms);
 	if (extra_key)
 	{
 		appendStringInfo(&buf, ", \"%s\": ", extra_key);
@@ -378,11 +387,11 @@ SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, const char *extra_key, con
 /* Write the backfill_log record of a swap and return its id. */
 static int64
 LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, BackfillSwapResult *sr,
-		BackfillFingerprint *before, BackfillFingerprint *after, const char *extra_key,
-		const char *extra)
+		BackfillFingerprint *before, BackfillFingerprint *after, BackfillStageTimes *times,
+		const char *extra_key, const char *extra)
 {
 	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), operation, bp->qualparent, bp->qualname,
-								  before, after, SwapDetails(bp, sr, extra_key, extra));
+								  before, after, SwapDetails(bp, sr, times, extra_key, extra));
 }
 
 /*
@@ -395,12 +404,18 @@ LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, Backfi
  */
 Oid
 BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, ParamListInfo params,
-			  bool allow_empty, BackfillFingerprint *before, BackfillFingerprint *after)
+			  bool allow_empty, BackfillFingerprint *before, BackfillFingerprint *after,
+			  BackfillStageTimes *times)
 {
 	Oid			staging;
 	SPIPlanPtr	plan;
 	int			nest;
+	BackfillStageTimes ignored;
+	instr_time	start;
+	instr_time	end;
 
+	if (times == NULL)
+		times = &ignored;
 	nest = BackfillPinSearchPath();
 	BackfillDescribeBound(bp);
 	BackfillRefuseReferencedPartition(bp);
@@ -412,9 +427,14 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 		BackfillCitusDistributeStaging(bp, staging);
 	BackfillUnpinSearchPath(nest);
 
+	INSTR_TIME_SET_CURRENT(start);
 	BackfillFingerprintRel(bp->part, NULL, false, before);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	times->fingerprint_ms = INSTR_TIME_GET_MILLISEC(end);
 
 	plan = BackfillPrepareFill(bp, staging, source, nargs, argtypes);
+	INSTR_TIME_SET_CURRENT(start);
 	if (bp->distcol)
 	{
 		BackfillCitusFillStaging(bp, staging, plan, source, nargs, argtypes, params);
@@ -422,6 +442,9 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	}
 	else
 		BackfillFillStaging(bp, staging, plan, params, after);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	times->fill_ms = INSTR_TIME_GET_MILLISEC(end);
 	if (after->rows == 0 && before->rows > 0 && !allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -434,7 +457,7 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	if (bp->distcol)
 		BackfillExec(psprintf("ANALYZE %s", BackfillQualifiedName(staging)));
 	else
-		BackfillFinishStaging(bp, staging);
+		BackfillFinishStaging(bp, staging, times);
 	BackfillUnpinSearchPath(nest);
 	return staging;
 }
@@ -458,6 +481,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	BackfillSwapResult sr;
+	BackfillStageTimes times;
 	Oid			staging;
 	Oid			argtypes[2];
 	int			nargs;
@@ -483,11 +507,11 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillLockPart(PG_GETARG_OID(0), "part", source, true, &bp);
 	BackfillCheckOwnerMayCreate(&bp);
 	params = BoundParams(&bp, &nargs, argtypes);
-	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after);
+	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after, &times);
 
 	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
 
-	logid = LogSwap(fcinfo, "replace", &bp, &sr, &before, &after, "source", source);
+	logid = LogSwap(fcinfo, "replace", &bp, &sr, &before, &after, &times, "source", source);
 
 	SPI_finish();
 	result = SwapResultDatum(fcinfo, &sr, &before, &after, logid);
@@ -635,7 +659,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 
 	BackfillSwapIn(&bp, archive, true, lock_timeout_ms, max_attempts, &sr);
 
-	newlogid = LogSwap(fcinfo, "undo", &bp, &sr, &before, &after, "undoes",
+	newlogid = LogSwap(fcinfo, "undo", &bp, &sr, &before, &after, NULL, "undoes",
 					   psprintf(INT64_FORMAT, logid));
 
 	SPI_finish();

@@ -1332,7 +1332,7 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 	BackfillLockPart(relid, "task", bound, false, &bp);
 	BackfillRefuseReferencedPartition(&bp);
 	stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run->opts.allow_empty,
-													&dr->before, &dr->after));
+													&dr->before, &dr->after, NULL));
 	Compare(run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
 			psprintf("SELECT * FROM %s", stagename), &dr->added, &dr->removed, &dr->changed,
 			&dr->changed_null, &dr->sample);

@@ -343,6 +343,21 @@ BackfillPlanResultDesc(SPIPlanPtr plan)
 	return src->resultDesc;
 }
 
+/* The planner's estimate of the rows a plan of one SELECT returns, at least min. */
+double
+BackfillPlanRows(SPIPlanPtr plan, double min)
+{
+	CachedPlan *cp = SPI_plan_get_cached_plan(plan);
+	double		est = min;
+
+	if (cp != NULL)
+	{
+		est = Max(est, linitial_node(PlannedStmt, cp->stmt_list)->planTree->plan_rows);
+		ReleaseCachedPlan(cp, NULL);	/* an unsaved plan holds no resource owner */
+	}
+	return est;
+}
+
 /*
  * Run a prepared SELECT and hand every row to dest, without copying it into
  * an SPI tuple table.  Returns the number of rows.

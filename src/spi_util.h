@@ -26,6 +26,7 @@ extern SPIPlanPtr BackfillPrepareCursor(const char *sql, int nargs, Oid *argtype
 extern Query *BackfillPlanQuery(SPIPlanPtr plan);
 extern void BackfillCheckReadOnly(SPIPlanPtr plan, const char *argname);
 extern TupleDesc BackfillPlanResultDesc(SPIPlanPtr plan);
+extern double BackfillPlanRows(SPIPlanPtr plan, double min);
 extern uint64 BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params,
 								bool read_only, DestReceiver *dest);
 extern List *BackfillColumnList(ArrayType *arr, const char *argname);

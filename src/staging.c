@@ -53,6 +53,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "portability/instr_time.h"
 #include "parser/parse_coerce.h"
 #include "rewrite/prs2lock.h"
 #include "rewrite/rewriteHandler.h"
@@ -373,22 +374,33 @@ ReindexNamingPartition(BackfillPart *bp, const char *qualname)
 /*
  * After the fill: build the indexes from the rows (which proves the unique
  * ones) and add the partition's foreign keys (which validates them).  With
- * search_path pinned.
+ * search_path pinned.  The time of the index builds and of ANALYZE go in
+ * times.
  */
 void
-BackfillFinishStaging(BackfillPart *bp, Oid staging)
+BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 {
 	char	   *qualname = BackfillQualifiedName(staging);
+	instr_time	start;
+	instr_time	end;
 
 	Relation	rel = table_open(staging, NoLock);
 	bool		indexed = RelationGetIndexList(rel) != NIL;
 
 	table_close(rel, NoLock);
+	INSTR_TIME_SET_CURRENT(start);
 	/* (a table without indexes would only get a NOTICE saying so) */
 	if (indexed)
 		ReindexNamingPartition(bp, qualname);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	times->index_ms = INSTR_TIME_GET_MILLISEC(end);
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
+	INSTR_TIME_SET_CURRENT(start);
 	BackfillExec(psprintf("ANALYZE %s", qualname));
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	times->analyze_ms = INSTR_TIME_GET_MILLISEC(end);
 
 	BackfillExecGenerated(
 		"SELECT pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, conname,"
@@ -502,6 +514,10 @@ typedef struct FillReceiver
 	CommandId	cid;
 	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
+	bool		direct;			/* the source's rows may be written as it stores them */
+	TupleDesc	srcdesc;		/* the last row type of the source's slots seen */
+	bool		srcdescok;		/* and whether its rows are laid out as the table's */
+	int			maxkey;			/* highest key column + 1 */
 	int		   *srcidx;			/* per column, the source's column or -1 */
 	ExprState **assign;			/* per column, the assignment of the source's value
 								 * (NULL: as it is) or the default (NULL: none) */
@@ -534,12 +550,10 @@ FlushBatch(FillReceiver *r)
 	ResetPerTupleExprContext(r->estate);
 }
 
-/* Copy the checked row of r->slot into the batch; write the batch when full. */
-static void
-BatchRow(FillReceiver *r)
+/* The next slot of the batch, empty. */
+static TupleTableSlot *
+NextBatchSlot(FillReceiver *r)
 {
-	TupleTableSlot *dst;
-
 	if (r->batch[r->nbatch] == NULL)
 	{
 		MemoryContext old = MemoryContextSwitchTo(r->cxt);
@@ -547,43 +561,77 @@ BatchRow(FillReceiver *r)
 		r->batch[r->nbatch] = table_slot_create(r->rel, NULL);
 		MemoryContextSwitchTo(old);
 	}
-	dst = r->batch[r->nbatch++];
-	ExecCopySlot(dst, r->slot);
+	return r->batch[r->nbatch];
+}
+
+/* The next slot of the batch now holds a checked row: write the batch when full. */
+static void
+AddToBatch(FillReceiver *r)
+{
+	TupleTableSlot *dst = r->batch[r->nbatch++];
+
 	r->batchbytes += ExecFetchSlotHeapTuple(dst, false, NULL)->t_len;
 	if (r->nbatch == FILL_BATCH_ROWS || r->batchbytes >= FILL_BATCH_BYTES)
 		FlushBatch(r);
 }
 
-/*
- * One row of the source: the source's values assigned to the columns and the
- * defaults of the others, as INSERT computes them, then its bound and
- * constraints checked and the row hashed; it joins the batch written frozen.
- */
+/* Whether rows of row type a are stored as rows of b: the same columns' types, in one order. */
 static bool
-FillReceive(TupleTableSlot *src, DestReceiver *self)
+SameLayout(TupleDesc a, TupleDesc b)
 {
-	FillReceiver *r = (FillReceiver *) self;
+	if (a->natts != b->natts)
+		return false;
+	for (int j = 0; j < a->natts; j++)
+	{
+		Form_pg_attribute aa = TupleDescAttr(a, j);
+		Form_pg_attribute ba = TupleDescAttr(b, j);
+
+		if (aa->attisdropped || ba->attisdropped || aa->atttypid != ba->atttypid ||
+			aa->attlen != ba->attlen || aa->attbyval != ba->attbyval || aa->attalign != ba->attalign)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The row in src as the source stores it, if it can be written as it is:
+ * the source returns the staging table's columns in its order with its types
+ * and nothing to assign (r->direct), and src holds a stored tuple of such a
+ * row type with every column (a tuple older than an ADD COLUMN lacks the last ones: their values
+ * live in the source's catalog, not in the tuple).  Else NULL.
+ */
+static HeapTuple
+StoredRow(FillReceiver *r, TupleTableSlot *src)
+{
+	HeapTuple	tuple;
+
+	if (!r->direct || !(TTS_IS_BUFFERTUPLE(src) || TTS_IS_HEAPTUPLE(src)))
+		return NULL;
+	if (src->tts_tupleDescriptor != r->srcdesc)
+	{
+		r->srcdesc = src->tts_tupleDescriptor;
+		r->srcdescok = SameLayout(r->srcdesc, RelationGetDescr(r->rel));
+	}
+	if (!r->srcdescok)
+		return NULL;
+	tuple = ((HeapTupleTableSlot *) src)->tuple;
+	if (tuple == NULL ||
+		HeapTupleHeaderGetNatts(tuple->t_data) != RelationGetDescr(r->rel)->natts)
+		return NULL;
+	return tuple;
+}
+
+/*
+ * The source's values assigned to the columns of r->slot and the defaults of
+ * the others, as INSERT computes them.
+ */
+static TupleTableSlot *
+AssignRow(FillReceiver *r, TupleTableSlot *src)
+{
 	TupleDesc	desc = r->slot->tts_tupleDescriptor;
-	ExprContext *econtext;
-	MemoryContext old;
+	ExprContext *econtext = GetPerTupleExprContext(r->estate);
 
-	CHECK_FOR_INTERRUPTS();
-
-	/*
-	 * Rows inserted frozen in a subtransaction that later aborts would stay
-	 * visible: a source that hands rows over from inside a subtransaction of
-	 * its own (a set-returning function in a procedural language can) is
-	 * refused.
-	 */
-	if (GetCurrentSubTransactionId() != r->subid)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
-				 errmsg("source returned a row from inside a subtransaction of its own"),
-				 errdetail("The new rows of partition %s are written frozen, which is only safe in the transaction that created their table.",
-						   r->bp->qualname)));
 	slot_getallattrs(src);
-	ResetPerTupleExprContext(r->estate);
-	econtext = GetPerTupleExprContext(r->estate);
 	ExecClearTuple(r->slot);
 	for (int j = 0; j < desc->natts; j++)
 	{
@@ -606,13 +654,25 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 			r->slot->tts_isnull[j] = true;
 		}
 	}
-	ExecStoreVirtualTuple(r->slot);
+	return ExecStoreVirtualTuple(r->slot);
+}
 
+/*
+ * Whether the row in slot (in the staging table's columns) lies within the
+ * partition's bound and its ancestors'; if not, it is counted, the first one
+ * described.
+ */
+static bool
+RowInBounds(FillReceiver *r, TupleTableSlot *slot)
+{
+	TupleDesc	desc = r->slot->tts_tupleDescriptor;
+
+	slot_getsomeattrs(slot, r->maxkey);
 	for (int b = 0; b < r->nbounds; b++)
 	{
 		int			k = r->keyidx[b];
-		Datum		key = r->slot->tts_values[k];
-		bool		keynull = r->slot->tts_isnull[k];
+		Datum		key = slot->tts_values[k];
+		bool		keynull = slot->tts_isnull[k];
 
 		if (BackfillInBound(r->bounds[b], key, keynull))
 			continue;
@@ -620,33 +680,94 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 		{
 			Oid			outfunc;
 			bool		isvarlena;
+			MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
-			old = MemoryContextSwitchTo(r->cxt);
 			getTypeOutputInfo(TupleDescAttr(desc, k)->atttypid, &outfunc, &isvarlena);
 			r->sample = psprintf("%s = %s", quote_identifier(NameStr(TupleDescAttr(desc, k)->attname)),
 								 keynull ? "NULL" : OidOutputFunctionCall(outfunc, key));
 			MemoryContextSwitchTo(old);
 		}
 		r->outside++;
-		return true;
+		return false;
 	}
-	if (r->outside > 0)
+	return true;
+}
+
+/*
+ * One row of the source: the source's values assigned to the columns and the
+ * defaults of the others, as INSERT computes them (or, when the source
+ * returns the table's very columns, its stored row copied as it is), then its
+ * bound and constraints checked and the row hashed; it joins the batch
+ * written frozen.
+ */
+static bool
+FillReceive(TupleTableSlot *src, DestReceiver *self)
+{
+	FillReceiver *r = (FillReceiver *) self;
+	HeapTuple	stored;
+	TupleTableSlot *row;
+	MemoryContext old;
+
+	CHECK_FOR_INTERRUPTS();
+
+	/*
+	 * Rows inserted frozen in a subtransaction that later aborts would stay
+	 * visible: a source that hands rows over from inside a subtransaction of
+	 * its own (a set-returning function in a procedural language can) is
+	 * refused.
+	 */
+	if (GetCurrentSubTransactionId() != r->subid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("source returned a row from inside a subtransaction of its own"),
+				 errdetail("The new rows of partition %s are written frozen, which is only safe in the transaction that created their table.",
+						   r->bp->qualname)));
+	ResetPerTupleExprContext(r->estate);
+	stored = StoredRow(r, src);
+	row = stored ? src : AssignRow(r, src);
+	if (!RowInBounds(r, row) || r->outside > 0)
 		return true;			/* the call fails anyway: count, don't write */
 
+	if (stored)
+	{
+		/* the stored tuple, copied once (which lets its buffer go) */
+		row = NextBatchSlot(r);
+		ExecCopySlot(row, src);
+		ExecMaterializeSlot(row);
+	}
 	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(r->estate));
 	if (r->checkconstr)
-		ExecConstraints(r->rri, r->slot, r->estate);
+		ExecConstraints(r->rri, row, r->estate);
 	MemoryContextSwitchTo(old);
 
 	{
-		uint64		h = BackfillHashRow(r->hasher, r->slot);
+		uint64		h = BackfillHashRow(r->hasher, row);
 
 		r->fp->rows++;
 		r->fp->sum1 += h;
 		r->fp->sum2 += BackfillFingerprintLane2(h);
 	}
-	BatchRow(r);
+	if (!stored)
+		ExecCopySlot(NextBatchSlot(r), r->slot);
+	AddToBatch(r);
 	ResetPerTupleExprContext(r->estate);
+	return true;
+}
+
+/*
+ * Whether rows the source stores may be written as they are: it returns the
+ * staging table's columns, in its order, of its types, with nothing to assign.
+ */
+static bool
+SourceMatchesTable(FillReceiver *r, SPIPlanPtr plan)
+{
+	TupleDesc	dst = RelationGetDescr(r->rel);
+
+	if (!SameLayout(BackfillPlanResultDesc(plan), dst))
+		return false;
+	for (int j = 0; j < dst->natts; j++)
+		if (r->srcidx[j] != j || r->assign[j] != NULL)
+			return false;
 	return true;
 }
 
@@ -753,10 +874,14 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	for (int b = 1; b < r.nbounds; b++)
 		r.bounds[b] = (BackfillBound *) list_nth(bp->outer, b - 1);
 	for (int b = 0; b < r.nbounds; b++)
+	{
 		r.keyidx[b] = get_attnum(staging, r.bounds[b]->keyname) - 1;
+		r.maxkey = Max(r.maxkey, r.keyidx[b] + 1);
+	}
 	r.slot = MakeSingleTupleTableSlot(RelationGetDescr(r.rel), &TTSOpsVirtual);
 	r.hasher = BackfillRowHasherCreate(RelationGetDescr(r.rel), RelationGetDescr(r.rel)->natts, NULL);
 	PrepareAssignments(&r, plan);
+	r.direct = SourceMatchesTable(&r, plan);
 
 	/* an executor state for ExecConstraints and the assignments, as logical replication builds one */
 	r.estate = CreateExecutorState();

@@ -20,6 +20,6 @@ extern SPIPlanPtr BackfillPrepareFill(BackfillPart *bp, Oid staging, const char 
 									  int nargs, Oid *argtypes);
 extern void BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan,
 								ParamListInfo params, BackfillFingerprint *fp);
-extern void BackfillFinishStaging(BackfillPart *bp, Oid staging);
+extern void BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times);
 
 #endif							/* BACKFILL_STAGING_H */

@@ -84,8 +84,18 @@ extern void BackfillDescribeBound(BackfillPart *bp);
 extern void BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
 							 BackfillPart *bp);
 extern void BackfillRefuseTransactionSnapshot(const char *func);
+/* Where the time of a replacement's copy went, in milliseconds. */
+typedef struct BackfillStageTimes
+{
+	double		fingerprint_ms; /* the partition's rows before */
+	double		fill_ms;		/* the source read, its rows checked, hashed and written */
+	double		index_ms;		/* the indexes built from the rows */
+	double		analyze_ms;		/* planner statistics gathered */
+} BackfillStageTimes;
+
 extern Oid	BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes,
 						  ParamListInfo params, bool allow_empty,
-						  BackfillFingerprint *before, BackfillFingerprint *after);
+						  BackfillFingerprint *before, BackfillFingerprint *after,
+						  BackfillStageTimes *times);
 
 #endif							/* BACKFILL_SWAP_H */
