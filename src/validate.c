@@ -179,6 +179,89 @@ KeyValuesText(int row, int ncols)
 }
 
 /*
+ * Raise the unique violation found by BackfillAssertUnique: how many key
+ * values appear more than once and how many rows have a NULL in the key, with
+ * examples of each read again (sql is a buffer to build their queries in).
+ */
+static void
+ReportKeyViolation(List *names, const char *relname, const char *scope, bool read_only,
+				   StringInfo sql, const char *cols, const char *from, const char *keylist,
+				   const char *nullcond, bool sortable, int64 dupkeys, int64 nullrows)
+{
+	StringInfoData detail;
+	int			nkeys = list_length(names);
+
+	initStringInfo(&detail);
+	if (dupkeys > 0)
+	{
+		resetStringInfo(sql);
+		appendStringInfo(sql,
+						 "SELECT d.* FROM (SELECT %s, pg_catalog.count(*) AS n%s AND NOT (%s)"
+						 " GROUP BY %s HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d"
+						 " ORDER BY d.n DESC",
+						 cols, from, nullcond, keylist);
+		if (sortable)
+			for (int i = 1; i <= nkeys; i++)
+				appendStringInfo(sql, ", d.k%d", i);
+		appendStringInfoString(sql, " LIMIT 5");
+		RunRead(sql->data, read_only);
+
+		appendStringInfo(&detail, INT64_FORMAT " key %s more than once, for example",
+						 dupkeys, dupkeys == 1 ? "value appears" : "values appear");
+		for (uint64 r = 0; r < SPI_processed; r++)
+			appendStringInfo(&detail, "%s (%s)=%s %s times", r > 0 ? "," : "", keylist,
+							 KeyValuesText(r, nkeys),
+							 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, nkeys + 1));
+		appendStringInfoChar(&detail, '.');
+	}
+	if (nullrows > 0)
+	{
+		resetStringInfo(sql);
+		appendStringInfo(sql, "SELECT %s%s AND (%s) LIMIT 3", cols, from, nullcond);
+		RunRead(sql->data, read_only);
+
+		appendStringInfo(&detail, "%s" INT64_FORMAT " %s a NULL in the key, for example",
+						 dupkeys > 0 ? " " : "", nullrows, nullrows == 1 ? "row has" : "rows have");
+		for (uint64 r = 0; r < SPI_processed; r++)
+			appendStringInfo(&detail, "%s (%s)=%s", r > 0 ? "," : "", keylist,
+							 KeyValuesText(r, nkeys));
+		appendStringInfoChar(&detail, '.');
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 dupkeys > 0
+			 ? (scope ? errmsg("key (%s) of table %s is not unique within the scope", keylist, relname)
+				: errmsg("key (%s) of table %s is not unique", keylist, relname))
+			 : (scope ? errmsg("key (%s) of table %s contains NULL within the scope", keylist, relname)
+				: errmsg("key (%s) of table %s contains NULL", keylist, relname)),
+			 errdetail_internal("%s", detail.data),
+			 dupkeys > 0
+			 ? errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")
+			 : errhint("Fill the key columns or choose columns that are never NULL: a row whose key is NULL matches no row in a merge.")));
+}
+
+/* Whether every column of attnums (of relid) is proven NOT NULL. */
+static bool
+KeyNotNullProven(Oid relid, List *attnums)
+{
+	bool		notnull = true;
+	ListCell   *lc;
+
+	foreach(lc, attnums)
+	{
+		HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+										  Int16GetDatum((int16) lfirst_int(lc)));
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for attribute %d of %u", lfirst_int(lc), relid);
+		notnull &= BackfillAttNotNullProven(relid, (AttrNumber) lfirst_int(lc),
+											((Form_pg_attribute) GETSTRUCT(tup))->attnotnull);
+		ReleaseSysCache(tup);
+	}
+	return notnull;
+}
+
+/*
  * Prove the key columns names (attribute numbers attnums) of relid unique
  * and not NULL over the rows where scope holds (NULL: all rows); raise 23505
  * with counts and samples otherwise.  Returns the rows checked, or -1 when
@@ -215,24 +298,8 @@ BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, b
 	keylist = BackfillColumnListText(names);
 	nullcond = NullCondition(qual, names);
 	proven = BackfillKeyProvenByIndex(relid, attnums);
-	if (proven && !count_rows)
-	{
-		bool		notnull = true;
-
-		foreach(lc, attnums)
-		{
-			HeapTuple	tup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
-											  Int16GetDatum((int16) lfirst_int(lc)));
-
-			if (!HeapTupleIsValid(tup))
-				elog(ERROR, "cache lookup failed for attribute %d of %u", lfirst_int(lc), relid);
-			notnull &= BackfillAttNotNullProven(relid, (AttrNumber) lfirst_int(lc),
-												((Form_pg_attribute) GETSTRUCT(tup))->attnotnull);
-			ReleaseSysCache(tup);
-		}
-		if (notnull)
-			return -1;
-	}
+	if (proven && !count_rows && KeyNotNullProven(relid, attnums))
+		return -1;
 
 	/* "r.a AS k1, r.b AS k2" and "FROM [ONLY] s.r WHERE ((scope))" */
 	initStringInfo(&cols);
@@ -269,58 +336,8 @@ BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope, b
 	}
 
 	if (dupkeys > 0 || nullrows > 0)
-	{
-		StringInfoData detail;
-		int			nkeys = list_length(names);
-
-		initStringInfo(&detail);
-		if (dupkeys > 0)
-		{
-			resetStringInfo(&sql);
-			appendStringInfo(&sql,
-							 "SELECT d.* FROM (SELECT %s, pg_catalog.count(*) AS n%s AND NOT (%s)"
-							 " GROUP BY %s HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d"
-							 " ORDER BY d.n DESC",
-							 cols.data, from.data, nullcond, keylist);
-			if (sortable)
-				for (int i = 1; i <= nkeys; i++)
-					appendStringInfo(&sql, ", d.k%d", i);
-			appendStringInfoString(&sql, " LIMIT 5");
-			RunRead(sql.data, read_only);
-
-			appendStringInfo(&detail, INT64_FORMAT " key %s more than once, for example",
-							 dupkeys, dupkeys == 1 ? "value appears" : "values appear");
-			for (uint64 r = 0; r < SPI_processed; r++)
-				appendStringInfo(&detail, "%s (%s)=%s %s times", r > 0 ? "," : "", keylist,
-								 KeyValuesText(r, nkeys),
-								 SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, nkeys + 1));
-			appendStringInfoChar(&detail, '.');
-		}
-		if (nullrows > 0)
-		{
-			resetStringInfo(&sql);
-			appendStringInfo(&sql, "SELECT %s%s AND (%s) LIMIT 3", cols.data, from.data, nullcond);
-			RunRead(sql.data, read_only);
-
-			appendStringInfo(&detail, "%s" INT64_FORMAT " %s a NULL in the key, for example",
-							 dupkeys > 0 ? " " : "", nullrows, nullrows == 1 ? "row has" : "rows have");
-			for (uint64 r = 0; r < SPI_processed; r++)
-				appendStringInfo(&detail, "%s (%s)=%s", r > 0 ? "," : "", keylist,
-								 KeyValuesText(r, nkeys));
-			appendStringInfoChar(&detail, '.');
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 dupkeys > 0
-				 ? (scope ? errmsg("key (%s) of table %s is not unique within the scope", keylist, relname)
-					: errmsg("key (%s) of table %s is not unique", keylist, relname))
-				 : (scope ? errmsg("key (%s) of table %s contains NULL within the scope", keylist, relname)
-					: errmsg("key (%s) of table %s contains NULL", keylist, relname)),
-				 errdetail_internal("%s", detail.data),
-				 dupkeys > 0
-				 ? errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")
-				 : errhint("Fill the key columns or choose columns that are never NULL: a row whose key is NULL matches no row in a merge.")));
-	}
+		ReportKeyViolation(names, relname, scope, read_only, &sql, cols.data, from.data, keylist,
+						   nullcond, sortable, dupkeys, nullrows);
 
 	return rows;
 }
@@ -469,6 +486,47 @@ ComputeMeasures(const char *query, const char *side, List *measures, bool **isnu
 	return values;
 }
 
+/*
+ * The measures argument (argument argno): a one-dimensional array of at
+ * least one aggregate expression, none NULL, each checked as an expression.
+ */
+static List *
+MeasuresArg(FunctionCallInfo fcinfo, int argno)
+{
+	List	   *measures = NIL;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("measures must not be NULL"),
+				 errhint("Pass aggregate expressions, e.g. ARRAY['count(*)', 'sum(revenue)'].")));
+	if (ARR_NDIM(PG_GETARG_ARRAYTYPE_P(argno)) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("measures must be a one-dimensional array")));
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(argno), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("measures must hold at least one aggregate expression")));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("measures must not contain NULL"),
+					 errdetail("Element %d of measures is NULL.", i + 1)));
+		measures = lappend(measures,
+						   BackfillCheckExpr(TextDatumGetCString(elems[i]),
+											 psprintf("measures[%d]", i + 1)));
+	}
+	return measures;
+}
+
 PG_FUNCTION_INFO_V1(backfill_reconcile);
 
 /*
@@ -494,37 +552,8 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int			bad = 0;
 	StringInfoData detail;
 
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("measures must not be NULL"),
-				 errhint("Pass aggregate expressions, e.g. ARRAY['count(*)', 'sum(revenue)'].")));
-	{
-		Datum	   *elems;
-		bool	   *nulls;
-
-		if (ARR_NDIM(PG_GETARG_ARRAYTYPE_P(2)) > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("measures must be a one-dimensional array")));
-		deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), TEXTOID, -1, false, TYPALIGN_INT,
-						  &elems, &nulls, &n);
-		if (n == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("measures must hold at least one aggregate expression")));
-		for (int i = 0; i < n; i++)
-		{
-			if (nulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("measures must not contain NULL"),
-						 errdetail("Element %d of measures is NULL.", i + 1)));
-			measures = lappend(measures,
-							   BackfillCheckExpr(TextDatumGetCString(elems[i]),
-												 psprintf("measures[%d]", i + 1)));
-		}
-	}
+	measures = MeasuresArg(fcinfo, 2);
+	n = list_length(measures);
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
