@@ -376,6 +376,81 @@ AppendNotIdempotent(StringInfo verdict, ProbeState *ps)
 						 Max(ps->only_first, ps->only_second), ps->only_first, ps->only_second);
 }
 
+/* Check the transform argument; a syntax error in it is said to be one. */
+static void
+CheckTransformArg(const char *transform)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		CheckTransform(transform);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR)
+			PG_RE_THROW();
+		FlushErrorState();
+		edata->message = psprintf("invalid transform: %s", edata->message);
+		edata->cursorpos = 0;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Whether the probe may draw sequence values, which the rollback cannot give
+ * back: the transform calls nextval, or the target has a column that does.
+ * Inside SPI.
+ */
+static bool
+DrawsSequence(const ProbeState *ps)
+{
+	return strcasestr(ps->transform, "nextval") != NULL ||
+		BackfillQueryText("SELECT 1 FROM pg_catalog.pg_attribute a"
+						  " LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid"
+						  "  AND d.adnum OPERATOR(pg_catalog.=) a.attnum"
+						  " WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0"
+						  "   AND NOT a.attisdropped AND (a.attidentity OPERATOR(pg_catalog.<>) ''"
+						  "    OR pg_catalog.pg_get_expr(d.adbin, d.adrelid) OPERATOR(pg_catalog.~~) '%nextval(%')"
+						  " LIMIT 1", ps->relid) != NULL;
+}
+
+/* The probe's verdict, in words. */
+static char *
+Verdict(ProbeState *ps, bool idempotent, bool outside_first, bool outside_second,
+		bool draws_sequence)
+{
+	StringInfoData verdict;
+
+	initStringInfo(&verdict);
+	if (idempotent && (outside_first || outside_second))
+		appendStringInfo(&verdict, "not a repair of the window: %s changed rows outside the scope"
+						 " (a second run leaves the " UINT64_FORMAT " rows of the window unchanged)",
+						 !outside_second ? "it" : !outside_first ? "the second run" : "each run",
+						 ps->first.rows);
+	else if (idempotent && !FingerprintsDiffer(&ps->before, &ps->first))
+		appendStringInfo(&verdict, "idempotent, and the transform changed no row of the window"
+						 " (its " UINT64_FORMAT " rows are the same before and after both runs)",
+						 ps->before.rows);
+	else if (idempotent)
+		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
+						 " rows of the window unchanged", ps->first.rows);
+	else
+		AppendNotIdempotent(&verdict, ps);
+	if (!idempotent && outside_second)
+		appendStringInfoString(&verdict, "; the second run also changed rows outside the scope");
+	else if (!idempotent && outside_first)
+		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
+	if (draws_sequence)
+		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
+	return verdict.data;
+}
+
 PG_FUNCTION_INFO_V1(backfill_probe_idempotency);
 
 /*
@@ -391,7 +466,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	bool		outside_first;	/* the first run changed rows outside the scope */
 	bool		outside_second; /* the second run did */
 	bool		draws_sequence;
-	StringInfoData verdict;
+	char	   *verdict;
 	TupleDesc	tupdesc;
 	Datum		values[11];
 	bool		nulls[11] = {false};
@@ -414,43 +489,11 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("sample_rows must be between 0 and 1000, not %d", samples)));
-	{
-		MemoryContext cxt = CurrentMemoryContext;
-
-		PG_TRY();
-		{
-			CheckTransform(ps.transform);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-
-			MemoryContextSwitchTo(cxt);
-			edata = CopyErrorData();
-			if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR)
-				PG_RE_THROW();
-			FlushErrorState();
-			edata->message = psprintf("invalid transform: %s", edata->message);
-			edata->cursorpos = 0;
-			ReThrowError(edata);
-		}
-		PG_END_TRY();
-	}
+	CheckTransformArg(ps.transform);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/*
-	 * What the rollback cannot undo, said in the verdict when it may apply:
-	 * the transform calls nextval, or the target has a column that does.
-	 */
-	draws_sequence = strcasestr(ps.transform, "nextval") != NULL ||
-		BackfillQueryText("SELECT 1 FROM pg_catalog.pg_attribute a"
-						  " LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid"
-						  "  AND d.adnum OPERATOR(pg_catalog.=) a.attnum"
-						  " WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0"
-						  "   AND NOT a.attisdropped AND (a.attidentity OPERATOR(pg_catalog.<>) ''"
-						  "    OR pg_catalog.pg_get_expr(d.adbin, d.adrelid) OPERATOR(pg_catalog.~~) '%nextval(%')"
-						  " LIMIT 1", ps.relid) != NULL;
+	draws_sequence = DrawsSequence(&ps);
 	InRolledBackSubtransaction(Fingerprints, &ps, samples);
 	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
 	outside_first = ps.scope != NULL && FingerprintsDiffer(&ps.outside_before, &ps.outside_first);
@@ -463,27 +506,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 
-	initStringInfo(&verdict);
-	if (idempotent && (outside_first || outside_second))
-		appendStringInfo(&verdict, "not a repair of the window: %s changed rows outside the scope"
-						 " (a second run leaves the " UINT64_FORMAT " rows of the window unchanged)",
-						 !outside_second ? "it" : !outside_first ? "the second run" : "each run",
-						 ps.first.rows);
-	else if (idempotent && !FingerprintsDiffer(&ps.before, &ps.first))
-		appendStringInfo(&verdict, "idempotent, and the transform changed no row of the window"
-						 " (its " UINT64_FORMAT " rows are the same before and after both runs)",
-						 ps.before.rows);
-	else if (idempotent)
-		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
-						 " rows of the window unchanged", ps.first.rows);
-	else
-		AppendNotIdempotent(&verdict, &ps);
-	if (!idempotent && outside_second)
-		appendStringInfoString(&verdict, "; the second run also changed rows outside the scope");
-	else if (!idempotent && outside_first)
-		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
-	if (draws_sequence)
-		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
+	verdict = Verdict(&ps, idempotent, outside_first, outside_second, draws_sequence);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -500,6 +523,6 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 		values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ps.sample));
 	else
 		nulls[9] = true;
-	values[10] = CStringGetTextDatum(verdict.data);
+	values[10] = CStringGetTextDatum(verdict);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
