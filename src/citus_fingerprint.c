@@ -182,18 +182,11 @@ backfill_fingerprint_lane2(PG_FUNCTION_ARGS)
 static char *
 PerShardQuery(Oid relid, const char *scope)
 {
-	Oid			nsp = InvalidOid;
+	Oid			nsp = BackfillInstalledSchema();
 	TupleDesc	desc;
 	StringInfoData cols;
 	StringInfoData sql;
 
-	if (SPI_execute("SELECT extnamespace FROM pg_catalog.pg_extension WHERE extname OPERATOR(pg_catalog.=) 'backfill'",
-					true, 1) == SPI_OK_SELECT && SPI_processed == 1)
-	{
-		bool		isnull;
-
-		nsp = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
 	if (!OidIsValid(nsp) || BackfillSchemaAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return NULL;
 	initStringInfo(&cols);

@@ -48,6 +48,7 @@
 
 #include "citus.h"
 #include "spi_util.h"
+#include "staging.h"
 #include "swap.h"
 
 /*
@@ -204,18 +205,7 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
-			PG_RE_THROW();
-		FlushErrorState();
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("source gives the same key twice for partition %s", bp->qualname),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-				 errhint("A unique index or primary key of the partition must hold on the new rows.")));
+		BackfillRethrowDuplicateKey(bp, cxt);
 	}
 	PG_END_TRY();
 	SPI_freeplan(plan);

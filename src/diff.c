@@ -801,9 +801,9 @@ ResetDiff(DiffState *st, uint64 seed)
 
 	for (int s = 0; s < 2; s++)
 	{
-		sides[s]->keyhash->seed = seed;
-		sides[s]->keyhash2->seed = seed ^ SECOND_SEED ^ UINT64CONST(0x9e3779b97f4a7c15);
-		sides[s]->rowhash->seed = seed;
+		BackfillRowHasherSetSeed(sides[s]->keyhash, seed);
+		BackfillRowHasherSetSeed(sides[s]->keyhash2, seed ^ SECOND_SEED ^ UINT64CONST(0x9e3779b97f4a7c15));
+		BackfillRowHasherSetSeed(sides[s]->rowhash, seed);
 		sides[s]->nrels = 0;
 		sides[s]->lastrel = 0;
 		sides[s]->tids = true;

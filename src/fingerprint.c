@@ -245,7 +245,6 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	plan = BackfillPrepareCursor(sql.data, 0, NULL, scope ? "scope" : "rel",
 								 agg ? CURSOR_OPT_PARALLEL_OK : 0);
 
-	memset(fp, 0, sizeof(*fp));
 	memset(&r, 0, sizeof(r));
 	if (agg)
 		BackfillInitReceiver(&r.pub, FingerprintAggReceive, NULL);

@@ -793,7 +793,6 @@ RowHasherStart(BackfillRowHasher *h)
 	Step(&h->start, (uint64) h->ncols ^ ROW_MARK);
 	for (int i = 0; i < h->ncols; i++)
 		StepBytes(&h->start, (const unsigned char *) h->cols[i].name, strlen(h->cols[i].name));
-	h->startseed = h->seed;
 }
 
 /*
@@ -834,6 +833,19 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 }
 
 /*
+ * Hash rows of another family: the same columns, another seed (0 at first),
+ * so that two rows colliding in one family are told apart in the other.
+ */
+void
+BackfillRowHasherSetSeed(BackfillRowHasher *h, uint64 seed)
+{
+	if (h->seed == seed)
+		return;
+	h->seed = seed;
+	RowHasherStart(h);
+}
+
+/*
  * The hash of the hasher's columns of a row given as values and isnull, each
  * indexed by attidx: the values that are not NULL in the order of the
  * columns' names, then the NULL flags, 64 to a word.
@@ -845,8 +857,6 @@ HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 	uint64		nulls[(MaxTupleAttributeNumber + 63) / 64];
 	int			nwords = (h->ncols + 63) >> 6;
 
-	if (unlikely(h->seed != h->startseed))
-		RowHasherStart(h);
 	s = h->start;
 	for (int w = 0; w < nwords; w++)
 		nulls[w] = 0;

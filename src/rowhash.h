@@ -77,8 +77,7 @@ typedef struct BackfillRowHasher
 	int			maxattidx;		/* highest attidx + 1, for slot_getsomeattrs */
 	uint64		k0;				/* the database's row hash key */
 	uint64		k1;
-	uint64		seed;			/* 0 unless a caller needs another hash family */
-	uint64		startseed;		/* the seed start was made with */
+	uint64		seed;			/* 0 unless BackfillRowHasherSetSeed set another */
 	BackfillSipState start;		/* after the key, the seed and the columns' names */
 	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
@@ -87,6 +86,7 @@ typedef struct BackfillRowHasher
 
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
+extern void BackfillRowHasherSetSeed(BackfillRowHasher *hasher, uint64 seed);
 extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
 extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
 								 const bool *isnull);

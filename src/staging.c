@@ -343,6 +343,29 @@ BackfillCreateStaging(BackfillPart *bp)
 	return staging;
 }
 
+/*
+ * In a PG_CATCH block: rethrow the error being handled, unless it is a unique
+ * violation, which is reported as the source giving a key twice for
+ * partition bp (the index named in the original is one of the staging
+ * table's).  cxt is the memory context the PG_TRY block began in.
+ */
+void
+BackfillRethrowDuplicateKey(BackfillPart *bp, MemoryContext cxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		PG_RE_THROW();
+	FlushErrorState();
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("source gives the same key twice for partition %s", bp->qualname),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("A unique index or primary key of the partition must hold on the new rows.")));
+}
+
 /* REINDEX the staging table; a duplicate key is an error of the source. */
 static void
 ReindexNamingPartition(BackfillPart *bp, const char *qualname)
@@ -355,18 +378,7 @@ ReindexNamingPartition(BackfillPart *bp, const char *qualname)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
-			PG_RE_THROW();
-		FlushErrorState();
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("source gives the same key twice for partition %s", bp->qualname),
-				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-				 errhint("A unique index or primary key of the partition must hold on the new rows.")));
+		BackfillRethrowDuplicateKey(bp, cxt);
 	}
 	PG_END_TRY();
 }

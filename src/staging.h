@@ -21,5 +21,6 @@ extern SPIPlanPtr BackfillPrepareFill(BackfillPart *bp, Oid staging, const char 
 extern void BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan,
 								ParamListInfo params, BackfillFingerprint *fp);
 extern void BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times);
+extern void BackfillRethrowDuplicateKey(BackfillPart *bp, MemoryContext cxt);
 
 #endif							/* BACKFILL_STAGING_H */
