@@ -24,6 +24,7 @@ OBJS = \
 	src/spi_util.o \
 	src/citus.o \
 	src/citus_swap.o \
+	src/citus_diff.o \
 	src/citus_fingerprint.o \
 	src/rowhash.o \
 	src/relation.o \

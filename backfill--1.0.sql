@@ -108,6 +108,15 @@ COMMENT ON FUNCTION @extschema@.backfill_fingerprint_lane2(bigint) IS
 -- shard by shard; for others the rows are fingerprinted on the coordinator.
 REVOKE ALL ON FUNCTION @extschema@.backfill_fingerprint_row(pg_catalog.text, "any") FROM PUBLIC;
 
+CREATE FUNCTION @extschema@.backfill_diff_hash(seed bigint, VARIADIC columns "any")
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_diff_hash'
+	LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION @extschema@.backfill_diff_hash(bigint, "any") IS
+	'The hash of the values given, under seed, as backfill_diff matches rows and keys: how it compares Citus distributed tables shard by shard';
+-- A hash of chosen values is a row hash too: not for PUBLIC, as backfill_fingerprint_row.
+REVOKE ALL ON FUNCTION @extschema@.backfill_diff_hash(bigint, "any") FROM PUBLIC;
+
 CREATE FUNCTION @extschema@.backfill_key_check()
 	RETURNS pg_catalog.text
 	AS 'MODULE_PATHNAME', 'backfill_key_check'

@@ -3,7 +3,7 @@
 SET client_min_messages = warning;
 -- the workers hash rows under the coordinator's key, so fingerprints are computed per shard
 SELECT backfill_share_key();
-DROP TABLE IF EXISTS bench_dist, bench_local;
+DROP TABLE IF EXISTS bench_dist, bench_local, bench_dist_new, bench_local_new;
 
 -- 1M rows of a revenue fact table distributed on order_id in 32 shards, and the same rows
 -- in a local table on the coordinator.
@@ -16,3 +16,12 @@ FROM generate_series(1, 1000000) g;
 CREATE TABLE bench_local AS SELECT * FROM bench_dist;
 VACUUM ANALYZE bench_dist;
 VACUUM ANALYZE bench_local;
+
+-- the same table recomputed, co-located, 20 rows different, and its local twin: the diffs
+CREATE TABLE bench_dist_new (LIKE bench_dist);
+SELECT create_distributed_table('bench_dist_new', 'order_id', colocate_with => 'bench_dist');
+INSERT INTO bench_dist_new SELECT * FROM bench_dist;
+UPDATE bench_dist_new SET revenue = revenue + 1 WHERE order_id % 50000 = 0;
+CREATE TABLE bench_local_new AS SELECT * FROM bench_dist_new;
+VACUUM ANALYZE bench_dist_new;
+VACUUM ANALYZE bench_local_new;

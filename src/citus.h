@@ -45,6 +45,21 @@ struct BackfillFingerprint;
 extern bool BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only,
 									 struct BackfillFingerprint *fp);
 
+extern bool BackfillCitusShardsMayHash(const char *fn);
+
+/* citus_diff.c: backfill_diff of two co-located distributed tables, shard by shard */
+typedef struct BackfillCitusDiffSide
+{
+	const char *name;			/* "a" or "b" */
+	const char *query;
+	SPIPlanPtr	plan;
+	TupleDesc	desc;			/* the rows the query returns */
+	const int  *keyidx;			/* the key columns in desc, in key order */
+	const int  *rowidx;			/* every column in desc, in a's column order */
+} BackfillCitusDiffSide;
+extern char *BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols,
+									const uint64 seeds[3]);
+
 /* citus_swap.c: backfill_replace_partition on a distributed partitioned table */
 struct BackfillPart;
 struct ErrorData;

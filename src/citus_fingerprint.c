@@ -54,16 +54,42 @@
 #include "rowhash.h"
 #include "spi_util.h"
 
-/* What backfill_fingerprint_row keeps across the rows of one query. */
-typedef struct LanesCache
+/*
+ * What backfill_fingerprint_row and backfill_diff_hash keep across the rows
+ * of one query: a hasher of the values after their first argument.
+ */
+typedef struct ArgsHasher
 {
-	char	   *relname;		/* as given */
+	char	   *relname;		/* backfill_fingerprint_row: rel, as given */
 	Oid			relid;
 	int			ncols;
 	BackfillRowHasher *hasher;
 	Datum	   *values;
 	bool	   *isnull;
-} LanesCache;
+} ArgsHasher;
+
+/* Give cache its hasher of rows of desc, and keep it for the next calls.  In fn_mcxt. */
+static ArgsHasher *
+ArgsHasherKeep(FunctionCallInfo fcinfo, ArgsHasher *cache, TupleDesc desc)
+{
+	cache->hasher = BackfillRowHasherCreate(desc, cache->ncols, NULL);
+	cache->values = palloc(sizeof(Datum) * cache->ncols);
+	cache->isnull = palloc(sizeof(bool) * cache->ncols);
+	fcinfo->flinfo->fn_extra = cache;
+	return cache;
+}
+
+/* The hash of the arguments after the first. */
+static uint64
+HashArgs(FunctionCallInfo fcinfo, ArgsHasher *cache)
+{
+	for (int i = 0; i < cache->ncols; i++)
+	{
+		cache->values[i] = fcinfo->args[i + 1].value;
+		cache->isnull[i] = fcinfo->args[i + 1].isnull;
+	}
+	return BackfillHashValues(cache->hasher, cache->values, cache->isnull);
+}
 
 /* The arguments do not match rel's columns. */
 static void
@@ -81,11 +107,11 @@ LanesMismatch(Oid relid)
  * BackfillHashRow hashes SELECT *.  The name is looked up here, once per
  * query on each shard, not once per row as a cast to regclass would be.
  */
-static LanesCache *
+static ArgsHasher *
 LanesSetup(FunctionCallInfo fcinfo, const char *relname)
 {
 	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	LanesCache *cache = palloc0(sizeof(LanesCache));
+	ArgsHasher *cache = palloc0(sizeof(ArgsHasher));
 	/*
 	 * No lock: on a worker this is the shell of a table whose shard the query
 	 * reads (and locks); a lock on the shell, held to the end of the
@@ -122,11 +148,8 @@ LanesSetup(FunctionCallInfo fcinfo, const char *relname)
 	ReleaseTupleDesc(reldesc);
 	if (n != cache->ncols || n == 0)
 		LanesMismatch(relid);
-	cache->hasher = BackfillRowHasherCreate(desc, cache->ncols, NULL);
-	cache->values = palloc(sizeof(Datum) * cache->ncols);
-	cache->isnull = palloc(sizeof(bool) * cache->ncols);
+	cache = ArgsHasherKeep(fcinfo, cache, desc);
 	MemoryContextSwitchTo(old);
-	fcinfo->flinfo->fn_extra = cache;
 	return cache;
 }
 
@@ -140,7 +163,7 @@ PG_FUNCTION_INFO_V1(backfill_fingerprint_row);
 Datum
 backfill_fingerprint_row(PG_FUNCTION_ARGS)
 {
-	LanesCache *cache = (LanesCache *) fcinfo->flinfo->fn_extra;
+	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
 	text	   *rel;
 
 	if (PG_ARGISNULL(0))
@@ -157,12 +180,55 @@ backfill_fingerprint_row(PG_FUNCTION_ARGS)
 					 errmsg("backfill_fingerprint_row takes the columns one by one, not as a VARIADIC array")));
 		cache = LanesSetup(fcinfo, text_to_cstring(rel));
 	}
+	PG_RETURN_INT64((int64) HashArgs(fcinfo, cache));
+}
+
+/* The hasher of the values after the seed, by their argument types, named c1, c2, ... */
+static ArgsHasher *
+DiffHashSetup(FunctionCallInfo fcinfo)
+{
+	MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	ArgsHasher *cache = palloc0(sizeof(ArgsHasher));
+	TupleDesc	desc;
+
+	if (get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_diff_hash takes the values one by one, not as a VARIADIC array")));
+	cache->ncols = PG_NARGS() - 1;
+	if (cache->ncols < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("backfill_diff_hash needs at least one value after the seed")));
+	desc = CreateTemplateTupleDesc(cache->ncols);
 	for (int i = 0; i < cache->ncols; i++)
-	{
-		cache->values[i] = fcinfo->args[i + 1].value;
-		cache->isnull[i] = fcinfo->args[i + 1].isnull;
-	}
-	PG_RETURN_INT64((int64) BackfillHashValues(cache->hasher, cache->values, cache->isnull));
+		TupleDescInitEntry(desc, i + 1, psprintf("c%d", i + 1),
+						   get_fn_expr_argtype(fcinfo->flinfo, i + 1), -1, 0);
+	cache = ArgsHasherKeep(fcinfo, cache, desc);
+	MemoryContextSwitchTo(old);
+	return cache;
+}
+
+PG_FUNCTION_INFO_V1(backfill_diff_hash);
+
+/*
+ * backfill_diff_hash(seed bigint, VARIADIC "any") RETURNS bigint: the hash
+ * of the values given, in that order, by representation (rowhash.c), under
+ * seed: what a per-shard backfill_diff joins keys and compares rows by.
+ */
+Datum
+backfill_diff_hash(PG_FUNCTION_ARGS)
+{
+	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("seed must not be NULL")));
+	if (unlikely(cache == NULL))
+		cache = DiffHashSetup(fcinfo);
+	BackfillRowHasherSetSeed(cache->hasher, (uint64) PG_GETARG_INT64(0));
+	PG_RETURN_INT64((int64) HashArgs(fcinfo, cache));
 }
 
 PG_FUNCTION_INFO_V1(backfill_fingerprint_lane2);
@@ -232,20 +298,20 @@ QuotedSchema(void)
 }
 
 /*
- * Whether the current role may have rows hashed on the workers, and every
- * worker hashes under the coordinator's key.  Inside SPI.
+ * Whether the current role may have rows hashed on the workers by fn (the
+ * extension's function, with its argument types), and every worker hashes
+ * under the coordinator's key.  Inside SPI.
  */
-static bool
-ShardsMayHash(void)
+bool
+BackfillCitusShardsMayHash(const char *fn)
 {
 	char	   *nsp = QuotedSchema();
-	char	   *fn = psprintf("%s.backfill_fingerprint_row(pg_catalog.text, \"any\")", nsp);
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 	bool		isnull;
 
 	if (!DatumGetBool(DirectFunctionCall2(has_function_privilege_name,
-										  CStringGetTextDatum(fn), CStringGetTextDatum("EXECUTE"))))
+										  CStringGetTextDatum(psprintf("%s.%s", nsp, fn)), CStringGetTextDatum("EXECUTE"))))
 		return false;
 	args[0] = CStringGetTextDatum(BackfillKeyCheck());
 	args[1] = CStringGetTextDatum(psprintf("SELECT %s.backfill_key_check()", nsp));
@@ -268,7 +334,8 @@ BackfillCitusFingerprint(Oid relid, const char *scope, bool read_only, BackfillF
 	SPIPlanPtr	plan;
 	bool		isnull;
 
-	if (!BackfillCitusDistributed(relid) || !ShardsMayHash() ||
+	if (!BackfillCitusDistributed(relid) ||
+		!BackfillCitusShardsMayHash("backfill_fingerprint_row(pg_catalog.text, \"any\")") ||
 		(sql = PerShardQuery(relid, scope)) == NULL)
 		return false;
 	plan = BackfillPrepare(sql, 0, NULL, scope ? "scope" : "rel");

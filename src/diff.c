@@ -62,6 +62,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
 
+#include "citus.h"
 #include "diff.h"
 #include "rowhash.h"
 #include "spi_util.h"
@@ -862,6 +863,113 @@ DiffWithSeed(DiffState *st, uint64 seed)
 	return true;
 }
 
+/* A key that is not unique on one side is an error. */
+static void
+ReportDuplicate(List *keys, const char *side, Jsonb *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("key (%s) is not unique in query %s", BackfillColumnListText(keys), side),
+			 errdetail("Key %s appears more than once in query %s.",
+					   JsonbToCString(NULL, &key->root, VARSIZE(key)), side),
+			 errhint("A diff on a key that is not unique pairs rows arbitrarily: choose columns that identify one row on both sides.")));
+}
+
+/*
+ * Rows of the per-shard diff (citus_diff.c): a's presence, its key's row
+ * count and its row, then the same of b; slot positions of each side's key
+ * and row columns in keyidx and rowidx.
+ */
+typedef struct ShardDiffReceiver
+{
+	DestReceiver pub;
+	DiffState  *st;
+	List	   *keys;
+	int			first[2];		/* slot position of each side's presence flag */
+	int		   *keyidx[2];
+	int		   *rowidx[2];
+} ShardDiffReceiver;
+
+static bool
+ShardDiffReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	ShardDiffReceiver *r = (ShardDiffReceiver *) self;
+	DiffState  *st = r->st;
+	DiffSide   *sides[2] = {&st->a, &st->b};
+	Jsonb	   *key[2] = {NULL, NULL};
+	Jsonb	   *row[2] = {NULL, NULL};
+	MemoryContext old = MemoryContextSwitchTo(st->rowcxt);
+
+	slot_getallattrs(slot);
+	for (int s = 0; s < 2; s++)
+	{
+		if (slot->tts_isnull[r->first[s]])
+			continue;
+		key[s] = SlotToJsonb(slot, sides[s]->keydesc, sides[s]->nkeys, r->keyidx[s]);
+		if (DatumGetInt64(slot->tts_values[r->first[s] + 1]) > 1)
+		{
+			/* reported once the query has stopped */
+			st->dupside = sides[s];
+			st->dupkey = MemoryContextAlloc(st->cxt, VARSIZE(key[s]));
+			memcpy(st->dupkey, key[s], VARSIZE(key[s]));
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+		row[s] = SlotToJsonb(slot, sides[s]->desc, st->a.desc->natts, r->rowidx[s]);
+	}
+	Emit(st, key[0] == NULL ? "added" : key[1] == NULL ? "removed" : "changed",
+		 key[0] ? key[0] : key[1], row[0], row[1]);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(st->rowcxt);
+	return true;
+}
+
+/*
+ * Diff a and b shard by shard on Citus, if they are two co-located
+ * distributed tables keyed on their distribution column (citus_diff.c); false
+ * if they are not, and nothing was done.
+ */
+static bool
+DiffPerShard(DiffState *st, const char *qa, const char *qb, List *keys)
+{
+	BackfillCitusDiffSide sides[2] = {
+		{"a", qa, st->a.plan, st->a.origdesc, st->a.keyidx, st->a.rowidx},
+		{"b", qb, st->b.plan, st->b.origdesc, st->b.keyidx, st->b.rowidx}
+	};
+	const uint64 seeds[3] = {0, 0, SECOND_SEED};
+	DiffSide   *ds[2] = {&st->a, &st->b};
+	ShardDiffReceiver r;
+	char	   *sql;
+	SPIPlanPtr	plan;
+
+	sql = BackfillCitusDiffQuery(sides, st->a.nkeys, st->a.desc->natts, seeds);
+	if (sql == NULL)
+		return false;
+	ereport(DEBUG1,
+			(errmsg_internal("backfill_diff: queries a and b read co-located distributed tables: diffed shard by shard")));
+	plan = BackfillPrepare(sql, 0, NULL, "queries a and b");
+	memset(&r, 0, sizeof(r));
+	BackfillInitReceiver(&r.pub, ShardDiffReceive, NULL);
+	r.st = st;
+	r.keys = keys;
+	r.first[0] = 0;
+	r.first[1] = 2 + st->a.origdesc->natts;
+	for (int s = 0; s < 2; s++)
+	{
+		r.keyidx[s] = palloc(sizeof(int) * ds[s]->nkeys);
+		for (int k = 0; k < ds[s]->nkeys; k++)
+			r.keyidx[s][k] = r.first[s] + 2 + ds[s]->keyidx[k];
+		r.rowidx[s] = palloc(sizeof(int) * st->a.desc->natts);
+		for (int c = 0; c < st->a.desc->natts; c++)
+			r.rowidx[s][c] = r.first[s] + 2 + ds[s]->rowidx[c];
+	}
+	BackfillRunToDest(plan, NULL, true, (DestReceiver *) &r);
+	SPI_freeplan(plan);
+	if (st->dupside != NULL)
+		ReportDuplicate(keys, st->dupside->name, st->dupkey);
+	return true;
+}
+
 PG_FUNCTION_INFO_V1(backfill_diff);
 
 /*
@@ -910,19 +1018,13 @@ backfill_diff(PG_FUNCTION_ARGS)
 
 	/* A repeated key hash is a duplicate only if a second hash family repeats it too. */
 	st.defer = true;
-	if (!DiffWithSeed(&st, 0) && !DiffWithSeed(&st, SECOND_SEED))
+	if (!DiffPerShard(&st, qa, qb, keys) && !DiffWithSeed(&st, 0) && !DiffWithSeed(&st, SECOND_SEED))
 	{
 		if (st.dupkey == NULL)
 			RunPass(&st, st.dupside, PASS_FIND_DUPLICATE);
 		if (st.dupkey == NULL)
 			elog(ERROR, "could not find the repeated key of query %s again", st.dupside->name);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("key (%s) is not unique in query %s", BackfillColumnListText(keys), st.dupside->name),
-				 errdetail("Key %s appears more than once in query %s.",
-						   JsonbToCString(NULL, &st.dupkey->root, VARSIZE(st.dupkey)),
-						   st.dupside->name),
-				 errhint("A diff on a key that is not unique pairs rows arbitrarily: choose columns that identify one row on both sides.")));
+		ReportDuplicate(keys, st.dupside->name, st.dupkey);
 	}
 
 	SPI_finish();

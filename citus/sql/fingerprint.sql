@@ -68,6 +68,22 @@ DELETE FROM cf.sales WHERE note = 'twin';
 -- reconcile and diff read the distributed table as they read a local one
 SELECT measure, target_value, source_value FROM backfill_reconcile('SELECT * FROM cf.sales', 'SELECT * FROM cf.local_sales',
 	ARRAY['count(*)', 'sum(amount)', 'count(note)']) ORDER BY measure COLLATE "C";
+-- the queries reconcile (its measures over the rows of the query given) and assert_unique (the
+-- rows of each key value, on a key with the distribution column) run are aggregated per shard
+SELECT jsonb_path_exists(p, '$.** ? (@."Task Count" == 8)') AS reconcile_one_task_per_shard,
+       jsonb_path_exists(p, '$.**."Remote Plan".** ? (@."Node Type" == "Aggregate")') AS reconcile_aggregated_on_the_worker
+FROM backfill_test_plan($$SELECT ((pg_catalog.count(*))), ((sum(amount))), ((count(note))) FROM (
+SELECT * FROM cf.sales
+) AS backfill_rows$$) p;
+SELECT jsonb_path_exists(p, '$.** ? (@."Task Count" == 8)') AS assert_unique_one_task_per_shard,
+       jsonb_path_exists(p, '$.**."Remote Plan".** ? (@."Node Type" == "Aggregate")') AS assert_unique_grouped_on_the_worker
+FROM backfill_test_plan($$SELECT COALESCE(pg_catalog.sum(g.n), 0)::pg_catalog.int8,
+	COALESCE(pg_catalog.sum(g.n) FILTER (WHERE g.hasnull), 0)::pg_catalog.int8,
+	pg_catalog.count(*) FILTER (WHERE g.n OPERATOR(pg_catalog.>) 1 AND NOT g.hasnull)
+	FROM (SELECT pg_catalog.count(*) AS n, (sales.order_id IS NULL) AS hasnull, sales.order_id AS k1
+	FROM cf.sales WHERE ((
+true
+)) GROUP BY order_id) g$$) p;
 SELECT change, key FROM backfill_diff('SELECT * FROM cf.local_sales',
 	$$SELECT order_id, day, CASE WHEN order_id = 7 THEN 0 ELSE amount END AS amount, note, tags FROM cf.sales WHERE order_id <> 9$$,
 	ARRAY['order_id', 'day']) ORDER BY key::text COLLATE "C";
