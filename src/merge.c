@@ -651,6 +651,68 @@ MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
 				 errhint("If the scope must really be emptied, pass allow_empty => true.")));
 }
 
+/* Check backfill_merge's arguments into m (the target is looked up later). */
+static void
+MergeReadArgs(FunctionCallInfo fcinfo, MergeSql *m, bool *delete_missing, bool *allow_empty)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be NULL")));
+	m->source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	m->keys = BackfillKeyArg(fcinfo, 2);
+	if (!PG_ARGISNULL(3))
+		m->scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delete_missing must not be NULL")));
+	*delete_missing = PG_GETARG_BOOL(4);
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("allow_empty must not be NULL")));
+	*allow_empty = PG_GETARG_BOOL(5);
+}
+
+/*
+ * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock: a
+ * key another session committed in between would be invisible to the
+ * guards, and only a unique index would stop a second copy of it.
+ */
+static void
+MergeRefuseStaleSnapshot(MergeSql *m)
+{
+	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(m->relid, m->attnums))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
+				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
+						   BackfillQualifiedName(m->relid)),
+				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
+						 BackfillColumnListText(m->keys))));
+}
+
+/*
+ * Describe the source (one SELECT, columns of the target, the key's types on
+ * both sides) and build the SQL fragments of the guards and the writes.
+ */
+static void
+MergeBuildSql(MergeSql *m)
+{
+	MergeDescribeSource(m);
+	initStringInfo(&m->on);
+	initStringInfo(&m->nullcond);
+	initStringInfo(&m->set);
+	initStringInfo(&m->differs);
+	initStringInfo(&m->cols);
+	initStringInfo(&m->scols);
+	initStringInfo(&m->renamed);
+	for (int i = 0; i < m->src->natts; i++)
+		MergeAddColumn(m, i);
+	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
+}
+
 PG_FUNCTION_INFO_V1(backfill_merge);
 
 /*
@@ -675,25 +737,8 @@ backfill_merge(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	bool		nulls[5] = {false};
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("target must not be NULL")));
 	memset(&m, 0, sizeof(m));
-	m.source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
-	m.keys = BackfillKeyArg(fcinfo, 2);
-	if (!PG_ARGISNULL(3))
-		m.scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
-	if (PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("delete_missing must not be NULL")));
-	delete_missing = PG_GETARG_BOOL(4);
-	if (PG_ARGISNULL(5))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("allow_empty must not be NULL")));
-	allow_empty = PG_GETARG_BOOL(5);
+	MergeReadArgs(fcinfo, &m, &delete_missing, &allow_empty);
 	PreventCommandIfReadOnly("backfill_merge()");
 	BackfillRequireCoordinator("backfill_merge");
 
@@ -702,19 +747,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	m.attnums = BackfillRelColumns(m.relid, m.keys, "key");
 	(void) BackfillCheckKeyTypes(m.relid, m.keys, m.attnums);
 
-	/*
-	 * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock:
-	 * a key another session committed in between would be invisible to the
-	 * guards, and only a unique index would stop a second copy of it.
-	 */
-	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(m.relid, m.attnums))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
-				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
-						   BackfillQualifiedName(m.relid)),
-				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
-						 BackfillColumnListText(m.keys))));
+	MergeRefuseStaleSnapshot(&m);
 	m.target = BackfillQualifiedName(m.relid);
 	m.only = get_rel_relkind(m.relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
 	m.keylist = BackfillColumnListText(m.keys);
@@ -731,18 +764,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 		m.bytesfn = psprintf("%s.backfill_bytes_differ",
 							 quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo))));
 
-	/* the source: one SELECT, columns of the target, the key's types on both sides */
-	MergeDescribeSource(&m);
-	initStringInfo(&m.on);
-	initStringInfo(&m.nullcond);
-	initStringInfo(&m.set);
-	initStringInfo(&m.differs);
-	initStringInfo(&m.cols);
-	initStringInfo(&m.scols);
-	initStringInfo(&m.renamed);
-	for (int i = 0; i < m.src->natts; i++)
-		MergeAddColumn(&m, i);
-	m.srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m.renamed.data, m.source);
+	MergeBuildSql(&m);
 
 	/*
 	 * The guards and the writes read the source on one snapshot, so they see

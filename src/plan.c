@@ -309,6 +309,35 @@ BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi)
 	return same ? NULL : psprintf("its bound is now %s, not [%s, %s)", BoundText(relid), lo, hi);
 }
 
+/* The tasks, sorted, must tile [lo, hi): no gap before, between or after them. */
+static void
+CheckTasksTile(Oid relid, List *tasks, Datum lo, Datum hi, const char *lotext, const char *hitext,
+			   FmgrInfo *cmp, Oid coll, Oid keytype)
+{
+	Datum		at = lo;
+	ListCell   *lc;
+
+	foreach(lc, tasks)
+	{
+		PlannedTask *t = lfirst(lc);
+
+		if (DatumGetInt32(FunctionCall2Coll(cmp, coll, t->lower, at)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("no partition of %s covers [%s, %s)", BackfillQualifiedName(relid),
+							WriteValue(at, keytype), t->lo),
+					 errdetail("A run's range must be exactly a union of partitions."),
+					 errhint("Create the missing partition, or start the range at %s.", t->lo)));
+		at = t->upper;
+	}
+	if (DatumGetInt32(FunctionCall2Coll(cmp, coll, at, hi)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("range [%s, %s) reaches past the last partition in it, which ends at %s",
+						lotext, hitext, WriteValue(at, keytype)),
+				 errhint("Create the partitions up to %s, or end the range at %s.", hitext, WriteValue(at, keytype))));
+}
+
 /*
  * The tasks of a partitioned table: its leaf partitions inside [lo, hi),
  * which must tile the range exactly.  untouched gets an entry for every
@@ -324,7 +353,6 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	Oid			defpart = get_default_oid_from_partdesc(pd);
 	List	   *tasks = NIL;
 	List	   *outside = NIL;
-	Datum		at;
 	ListCell   *lc;
 
 	for (int i = 0; i < pd->nparts; i++)
@@ -388,27 +416,7 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	sort_coll = coll;
 	list_sort(tasks, CompareTasks);
 
-	/* the tasks must tile [lo, hi): no gap before, between or after them */
-	at = lo;
-	foreach(lc, tasks)
-	{
-		PlannedTask *t = lfirst(lc);
-
-		if (DatumGetInt32(FunctionCall2Coll(cmp, coll, t->lower, at)) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("no partition of %s covers [%s, %s)", BackfillQualifiedName(relid),
-							WriteValue(at, keytype), t->lo),
-					 errdetail("A run's range must be exactly a union of partitions."),
-					 errhint("Create the missing partition, or start the range at %s.", t->lo)));
-		at = t->upper;
-	}
-	if (DatumGetInt32(FunctionCall2Coll(cmp, coll, at, hi)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("range [%s, %s) reaches past the last partition in it, which ends at %s",
-						lotext, hitext, WriteValue(at, keytype)),
-				 errhint("Create the partitions up to %s, or end the range at %s.", hitext, WriteValue(at, keytype))));
+	CheckTasksTile(relid, tasks, lo, hi, lotext, hitext, cmp, coll, keytype);
 
 	if (fingerprint_untouched)
 		foreach(lc, outside)

@@ -283,6 +283,53 @@ BackfillCheckPartRights(BackfillPart *bp)
 		CheckMayActAsOwner(bp->defaultpart, "the DEFAULT partition", bp);
 }
 
+/* Refuse a relation (cls, named name) that is not a leaf partition. */
+static void
+RefuseNotLeaf(Form_pg_class cls, const char *argname, const char *name)
+{
+	if (cls->relkind == RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot replace \"%s\": it is itself partitioned", name),
+				 errhint("Replace its leaf partitions one by one.")));
+	if (cls->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot use \"%s\" as %s", name, argname),
+				 errdetail_relkind_not_supported(cls->relkind),
+				 errhint("Pass a leaf partition of a partitioned table.")));
+	if (!cls->relispartition)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot replace \"%s\": it is not a partition", name),
+				 errhint("To rewrite a plain table, use backfill_merge.")));
+}
+
+/* The bounds of bp's ancestors, where they can be checked row by row, into bp->outer. */
+static void
+ReadAncestorBounds(BackfillPart *bp)
+{
+	for (Oid rel = bp->parent; get_rel_relispartition(rel);)
+	{
+		Oid			parent = get_partition_parent(rel, false);
+		BackfillBound *b = palloc0(sizeof(BackfillBound));
+		PartitionBoundSpec *s;
+		HeapTuple	tup;
+		Datum		datum;
+		bool		isnull;
+
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for relation %u", rel);
+		datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
+		s = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(datum)));
+		ReleaseSysCache(tup);
+		if (!s->is_default && ReadBound(rel, parent, s, b) == BOUND_OK)
+			bp->outer = lappend(bp->outer, b);
+		rel = parent;
+	}
+}
+
 /*
  * Check that relid is a leaf partition of a RANGE (one-column key) or LIST
  * partitioned table that the current user owns, and describe it.  Takes no
@@ -309,22 +356,7 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 	bp->nsp = cls->relnamespace;
 	bp->name = pstrdup(NameStr(cls->relname));
 
-	if (cls->relkind == RELKIND_PARTITIONED_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot replace \"%s\": it is itself partitioned", bp->name),
-				 errhint("Replace its leaf partitions one by one.")));
-	if (cls->relkind != RELKIND_RELATION)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot use \"%s\" as %s", bp->name, argname),
-				 errdetail_relkind_not_supported(cls->relkind),
-				 errhint("Pass a leaf partition of a partitioned table.")));
-	if (!cls->relispartition)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot replace \"%s\": it is not a partition", bp->name),
-				 errhint("To rewrite a plain table, use backfill_merge.")));
+	RefuseNotLeaf(cls, argname, bp->name);
 
 	datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
 	if (isnull)
@@ -377,23 +409,7 @@ BackfillResolvePart(Oid relid, const char *argname, BackfillPart *bp)
 			break;
 	}
 
-	/* the bounds of the ancestors, where they can be checked row by row */
-	for (Oid rel = bp->parent; get_rel_relispartition(rel);)
-	{
-		Oid			parent = get_partition_parent(rel, false);
-		BackfillBound *b = palloc0(sizeof(BackfillBound));
-		PartitionBoundSpec *s;
-
-		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for relation %u", rel);
-		datum = SysCacheGetAttr(RELOID, tup, Anum_pg_class_relpartbound, &isnull);
-		s = castNode(PartitionBoundSpec, stringToNode(TextDatumGetCString(datum)));
-		ReleaseSysCache(tup);
-		if (!s->is_default && ReadBound(rel, parent, s, b) == BOUND_OK)
-			bp->outer = lappend(bp->outer, b);
-		rel = parent;
-	}
+	ReadAncestorBounds(bp);
 	bp->defaultpart = get_default_partition_oid(bp->parent);
 }
 
@@ -663,6 +679,72 @@ RenameStatisticsLike(Oid staging, List *oldstats)
 	}
 }
 
+/* Under the swap's lock, the partition is still the one we were asked for. */
+static void
+RecheckPartUnderLock(BackfillPart *bp)
+{
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
+		!get_rel_relispartition(bp->part) ||
+		get_partition_parent(bp->part, true) != bp->parent)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("partition %s was detached or dropped during the backfill", bp->qualname)));
+	if (get_default_partition_oid(bp->parent) != bp->defaultpart)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
+}
+
+/*
+ * The DEFAULT partition provably has no row in the range: say so, without a
+ * scan.  ATTACH checks it against the negation of the partition's own bound
+ * (not its ancestors'), so that is what the constraint states.
+ */
+static void
+ProveDefaultOutsideRange(BackfillPart *bp)
+{
+	Relation	parent = table_open(bp->parent, NoLock);
+	Expr	   *own = make_ands_explicit(get_qual_from_partbound(parent, bp->spec));
+	char	   *owntext = deparse_expression((Node *) own,
+											 deparse_context_for(RelationGetRelationName(parent),
+																 bp->parent),
+											 false, false);
+
+	table_close(parent, NoLock);
+	BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (NOT (%s)) NOT VALID",
+						  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT, owntext));
+	MarkConstraintValid(bp->defaultpart, DEFAULT_CONSTRAINT);
+}
+
+/*
+ * Rename the detached partition, its indexes (oldindexes) and its extended
+ * statistics to archive names, one name at a time, each chosen once the
+ * previous one is taken.
+ */
+static void
+ArchiveDetached(BackfillPart *bp, List *oldindexes)
+{
+	ListCell   *lc;
+
+	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname,
+						  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
+	foreach(lc, oldindexes)
+	{
+		char	   *idxname = strVal(linitial((List *) lfirst(lc)));
+
+		BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
+							  quote_qualified_identifier(get_namespace_name(bp->nsp), idxname),
+							  quote_identifier(BackfillArchiveName(idxname, bp->nsp))));
+	}
+	/* extended statistics are named per schema too */
+	BackfillExecGenerated(
+		"SELECT pg_catalog.format('ALTER STATISTICS %I.%I RENAME TO %I', n.nspname, s.stxname,"
+		"  pg_catalog.left(s.stxname, 50) OPERATOR(pg_catalog.||) '_archived_' OPERATOR(pg_catalog.||) s.oid)"
+		" FROM pg_catalog.pg_statistic_ext s JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.stxnamespace"
+		" WHERE s.stxrelid OPERATOR(pg_catalog.=) $1",
+		bp->part, "", "");
+}
+
 /*
  * Swap staging in for the partition bp: lock, DETACH, ATTACH, rename, and
  * drop the old partition or keep it renamed.  Must be called inside SPI,
@@ -684,17 +766,7 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	result->attempts = BackfillLockForSwap(bp, lock_timeout_ms, max_attempts);
 	INSTR_TIME_SET_CURRENT(start);
 
-	/* under the lock, the partition is still the one we were asked for */
-	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
-		!get_rel_relispartition(bp->part) ||
-		get_partition_parent(bp->part, true) != bp->parent)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("partition %s was detached or dropped during the backfill", bp->qualname)));
-	if (get_default_partition_oid(bp->parent) != bp->defaultpart)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
+	RecheckPartUnderLock(bp);
 
 	/*
 	 * The fill may not have held the parent (replace.c).  What reaches the
@@ -715,49 +787,13 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisclustered", bp->part);
 	stagingname = BackfillQualifiedName(staging);
 
-	/*
-	 * The DEFAULT partition provably has no row in the range: say so, without
-	 * a scan.  ATTACH checks it against the negation of the partition's own
-	 * bound (not its ancestors'), so that is what the constraint states.
-	 */
 	if (OidIsValid(bp->defaultpart))
-	{
-		Relation	parent = table_open(bp->parent, NoLock);
-		Expr	   *own = make_ands_explicit(get_qual_from_partbound(parent, bp->spec));
-		char	   *owntext = deparse_expression((Node *) own,
-												 deparse_context_for(RelationGetRelationName(parent),
-																	 bp->parent),
-												 false, false);
-
-		table_close(parent, NoLock);
-		BackfillExec(psprintf("ALTER TABLE %s ADD CONSTRAINT %s CHECK (NOT (%s)) NOT VALID",
-							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT, owntext));
-		MarkConstraintValid(bp->defaultpart, DEFAULT_CONSTRAINT);
-	}
+		ProveDefaultOutsideRange(bp);
 
 	BackfillExec(psprintf("ALTER TABLE %s DETACH PARTITION %s", bp->qualparent, bp->qualname));
 	if (keep_old)
 	{
-		ListCell   *lc;
-
-		/* one name at a time, each chosen once the previous one is taken */
-		BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname,
-							  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
-		foreach(lc, oldindexes)
-		{
-			char	   *idxname = strVal(linitial((List *) lfirst(lc)));
-
-			BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
-								  quote_qualified_identifier(get_namespace_name(bp->nsp), idxname),
-								  quote_identifier(BackfillArchiveName(idxname, bp->nsp))));
-		}
-		/* extended statistics are named per schema too */
-		BackfillExecGenerated(
-			"SELECT pg_catalog.format('ALTER STATISTICS %I.%I RENAME TO %I', n.nspname, s.stxname,"
-			"  pg_catalog.left(s.stxname, 50) OPERATOR(pg_catalog.||) '_archived_' OPERATOR(pg_catalog.||) s.oid)"
-			" FROM pg_catalog.pg_statistic_ext s JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.stxnamespace"
-			" WHERE s.stxrelid OPERATOR(pg_catalog.=) $1",
-			bp->part, "", "");
+		ArchiveDetached(bp, oldindexes);
 		result->archived = bp->part;
 	}
 	else
