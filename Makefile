@@ -44,12 +44,13 @@ OBJS = \
 	src/plan.o \
 	src/pin.o \
 	src/runstate.o \
+	src/inplace.o \
 	src/run.o
 
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)
-REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards run_auto
+REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards run_auto run_in_place
 REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUTDIR)
 REGRESS_OUTDIR ?= .
 

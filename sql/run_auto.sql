@@ -1,8 +1,8 @@
 -- sql/run_auto.sql: strategy 'auto' swaps large partitions and rewrites small ones in place.
 --
--- A partition of at most small_partition_rows rows is written by a DELETE and an INSERT in
--- the task's transaction, through the partitioned table (its policies apply, no DDL, readers
--- see the old rows until the commit); a larger one is swapped.  The log record of each task
+-- A partition of at most small_partition_rows rows is written in place in the task's
+-- transaction, only its rows that differ from the source deleted and inserted (no DDL,
+-- readers see the old rows until the commit; sql/run_in_place.sql); a larger one is swapped.  The log record of each task
 -- says which, and why.  Either way the partition ends equal to the source.
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS backfill;

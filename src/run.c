@@ -65,6 +65,7 @@
 #include "fingerprint.h"
 #include "log.h"
 #include "relation.h"
+#include "inplace.h"
 #include "run.h"
 #include "spi_util.h"
 #include "staging.h"
@@ -215,6 +216,7 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	BackfillFingerprint after;
 	StringInfoData details;
 	uint64		inserted;
+	BackfillRewriteCounts counts;
 
 	LockRelationOid(lockrel, ShareRowExclusiveLock);
 	BackfillFingerprintRel(written, scope, false, &before);
@@ -234,21 +236,34 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 					 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
 	}
 
-	/*
-	 * One statement, so that the source reads the window as it was before
-	 * the delete (a source may read the table itself: a snapshot of its own
-	 * would not do, SPI moves a writing statement's snapshot to the current
-	 * command); the delete runs to completion first (an InitPlan gates the
-	 * insert), so a unique key may come back.
-	 */
-	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
-							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
-							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
-							 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
-							 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
-					false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not replace the window of task %d", task->task);
-	inserted = SPI_processed;
+	/* a small partition: only the rows that differ are written, if the source allows (inplace.c) */
+	if (!through && BackfillRewriteDiffering(written, bound, &counts))
+		inserted = counts.inserted + counts.unchanged;
+	else
+	{
+		if (!through && BackfillLogWhy != NULL)
+			BackfillLogWhy = psprintf("%s; but the source does not return the partition's columns as it stores"
+									  " them (the same names and types, none an array, generated or an identity),"
+									  " so every row was deleted and inserted again", BackfillLogWhy);
+		/*
+		 * One statement, so that the source reads the window as it was
+		 * before the delete (a source may read the table itself: a snapshot
+		 * of its own would not do, SPI moves a writing statement's snapshot
+		 * to the current command); the delete runs to completion first (an
+		 * InitPlan gates the insert), so a unique key may come back.
+		 */
+		if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
+								 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+								 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+								 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
+								 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
+						false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not replace the window of task %d", task->task);
+		inserted = SPI_processed;
+		counts.deleted = before.rows;
+		counts.inserted = inserted;
+		counts.unchanged = 0;
+	}
 	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -260,7 +275,8 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	BackfillFingerprintRel(written, scope, false, &after);
 
 	initStringInfo(&details);
-	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT, before.rows, inserted);
+	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT
+					 ", \"unchanged\": " UINT64_FORMAT, counts.deleted, counts.inserted, counts.unchanged);
 	if (scope)
 	{
 		appendStringInfoString(&details, ", \"scope\": ");
@@ -363,7 +379,7 @@ AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 					" written in place, without the DDL of a swap: %s", BackfillQualifiedName(relid), n,
 					run->opts.small_partition_rows,
 					run->key != NIL ? "merged on the key, only the rows that differ written"
-					: "deleted and filled again");
+					: "only the rows that differ from the source deleted and inserted, the others kept");
 	return true;
 }
 
