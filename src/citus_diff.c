@@ -23,7 +23,8 @@
  * independent families, 128 bits, and the distribution column's equality.
  *
  * Otherwise (a local table on a side, a computed column, a join, tables not
- * co-located...) NULL is returned and the rows are diffed on the coordinator.
+ * co-located, more columns than a function takes...) NULL is returned and
+ * the rows are diffed on the coordinator.
  *
  *-------------------------------------------------------------------------
  */
@@ -195,7 +196,9 @@ BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, con
 		if (!OidIsValid(relids[s] = PlainDistributedScan(&sides[s], &crs[s], &attnums[s])))
 			return NULL;
 	}
-	if (crs[0].colocation != crs[1].colocation ||
+	/* a legacy append or range distribution is in no co-location group (0) */
+	if (crs[0].colocation == 0 || crs[0].colocation != crs[1].colocation ||
+		ncols + 1 > FUNC_MAX_ARGS || nkeys + 1 > FUNC_MAX_ARGS ||
 		(distkey = DistributionKey(sides, nkeys, relids, crs, attnums)) < 0 ||
 		!BackfillCitusShardsMayHash("backfill_diff_hash(pg_catalog.int8, \"any\")"))
 		return NULL;

@@ -299,22 +299,27 @@ QuotedSchema(void)
 
 /*
  * Whether the current role may have rows hashed on the workers by fn (the
- * extension's function, with its argument types), and every worker hashes
- * under the coordinator's key.  Inside SPI.
+ * extension's function, with its argument types): it may execute fn on the
+ * coordinator and on every worker (a GRANT made on the coordinator alone
+ * does not reach them), and every worker hashes under the coordinator's
+ * key.  Inside SPI.
  */
 bool
 BackfillCitusShardsMayHash(const char *fn)
 {
 	char	   *nsp = QuotedSchema();
+	char	   *qualified = psprintf("%s.%s", nsp, fn);
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 	bool		isnull;
 
 	if (!DatumGetBool(DirectFunctionCall2(has_function_privilege_name,
-										  CStringGetTextDatum(psprintf("%s.%s", nsp, fn)), CStringGetTextDatum("EXECUTE"))))
+										  CStringGetTextDatum(qualified), CStringGetTextDatum("EXECUTE"))))
 		return false;
-	args[0] = CStringGetTextDatum(BackfillKeyCheck());
-	args[1] = CStringGetTextDatum(psprintf("SELECT %s.backfill_key_check()", nsp));
+	args[0] = CStringGetTextDatum(psprintf("%s true", BackfillKeyCheck()));
+	args[1] = CStringGetTextDatum(psprintf("SELECT %s.backfill_key_check() OPERATOR(pg_catalog.||) ' '"
+										   " OPERATOR(pg_catalog.||) pg_catalog.has_function_privilege(%s, 'EXECUTE')",
+										   nsp, quote_literal_cstr(qualified)));
 	if (SPI_execute_with_args("SELECT pg_catalog.bool_and(success AND result OPERATOR(pg_catalog.=) $1)"
 							  " FROM pg_catalog.run_command_on_workers($2)",
 							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)

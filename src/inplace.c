@@ -20,14 +20,19 @@
  * caller holds a lock that keeps other writers out, so the TIDs stay put.
  *
  * This needs the source to return the partition's very columns (by name,
- * of the same types) and every column to fit in an array of its type; for
- * any other source (or an array column, which an array of arrays cannot
- * carry) the caller deletes and fills the partition whole.
+ * each once, of the same types) and every column to fit in an array of its
+ * type, and the partition to have no trigger of its own (a BEFORE trigger
+ * may change or skip a row, a statement trigger expects its statements):
+ * for any other source or partition (or an array column, which an array of
+ * arrays cannot carry) the caller deletes and fills the partition whole.  So
+ * it does too when the rows read and the rows to insert outgrow
+ * maintenance_work_mem, found before anything is written.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_type.h"
@@ -36,8 +41,11 @@
 #include "parser/parse_coerce.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "commands/trigger.h"
+#include "miscadmin.h"
 #include "utils/rel.h"
 
 #include "inplace.h"
@@ -60,7 +68,6 @@ typedef struct InPlace
 {
 	DestReceiver pub;
 	int			ncols;
-	int			first;			/* slot position of the first column (after ctid) */
 	BackfillRowHasher *h1;
 	BackfillRowHasher *h2;
 	StoredRow  *rows;
@@ -70,12 +77,24 @@ typedef struct InPlace
 	Oid		   *types;
 	int32	   *typmods;		/* the partition's, where the source's differs; else -1 */
 	FmgrInfo   *coerce;			/* and the function that applies it */
+	int16	   *typlens;
+	bool	   *typbyvals;
 	Datum	   *values;
 	bool	   *isnull;
 	uint64		ninsert;
 	uint64		nkept;
+	Size		used;			/* bytes of rows read and rows to insert */
+	Size		budget;			/* at most this many, else the caller writes every row */
 	MemoryContext cxt;
 } InPlace;
+
+/* Count bytes against the budget; false once it is spent. */
+static inline bool
+Spend(InPlace *ip, Size bytes)
+{
+	ip->used += bytes;
+	return ip->used <= ip->budget;
+}
 
 /* A stored row of the partition: (ctid, columns...). */
 static bool
@@ -87,6 +106,8 @@ ReceiveStored(TupleTableSlot *slot, DestReceiver *self)
 
 	if (ip->nrows == ip->maxrows)
 	{
+		if (!Spend(ip, sizeof(StoredRow) * ip->maxrows))
+			return false;
 		ip->maxrows *= 2;
 		ip->rows = repalloc_huge(ip->rows, sizeof(StoredRow) * ip->maxrows);
 	}
@@ -152,8 +173,10 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 		ip->values[c] = slot->tts_values[c];
 		ip->isnull[c] = slot->tts_isnull[c];
 		if (ip->typmods[c] >= 0 && !ip->isnull[c])
-			ip->values[c] = FunctionCall3(&ip->coerce[c], ip->values[c], Int32GetDatum(ip->typmods[c]),
-										  BoolGetDatum(false));
+			ip->values[c] = ip->coerce[c].fn_nargs == 2 ?
+				FunctionCall2(&ip->coerce[c], ip->values[c], Int32GetDatum(ip->typmods[c])) :
+				FunctionCall3(&ip->coerce[c], ip->values[c], Int32GetDatum(ip->typmods[c]),
+							  BoolGetDatum(false));
 	}
 	row = FindUnkept(ip, BackfillHashValues(ip->h1, ip->values, ip->isnull),
 					 BackfillHashValues(ip->h2, ip->values, ip->isnull));
@@ -165,8 +188,17 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 	}
 	old = MemoryContextSwitchTo(ip->cxt);
 	for (int c = 0; c < ip->ncols; c++)
+	{
+		if (!Spend(ip, sizeof(Datum) + (ip->isnull[c] ? 0 : ip->typlens[c] == -1 ?
+										toast_raw_datum_size(ip->values[c]) :
+										datumGetSize(ip->values[c], ip->typbyvals[c], ip->typlens[c]))))
+		{
+			MemoryContextSwitchTo(old);
+			return false;
+		}
 		ip->arrays[c] = accumArrayResult(ip->arrays[c], ip->values[c], ip->isnull[c],
 										 ip->types[c], ip->cxt);
+	}
 	MemoryContextSwitchTo(old);
 	ip->ninsert++;
 	return true;
@@ -187,12 +219,15 @@ PrepareCoercions(InPlace *ip, Oid relid, TupleDesc desc)
 	ip->coerce = palloc0(sizeof(FmgrInfo) * ip->ncols);
 	ip->values = palloc(sizeof(Datum) * ip->ncols);
 	ip->isnull = palloc(sizeof(bool) * ip->ncols);
+	ip->typlens = palloc(sizeof(int16) * ip->ncols);
+	ip->typbyvals = palloc(sizeof(bool) * ip->ncols);
 	for (int c = 0; c < ip->ncols; c++)
 	{
 		Form_pg_attribute sa = TupleDescAttr(desc, c);
 		int32		typmod = TupleDescAttr(reldesc, BackfillFindColumn(reldesc, NameStr(sa->attname)))->atttypmod;
 		Oid			fn;
 
+		get_typlenbyval(sa->atttypid, &ip->typlens[c], &ip->typbyvals[c]);
 		ip->typmods[c] = -1;
 		if (typmod >= 0 && typmod != sa->atttypmod &&
 			find_typmod_coercion_function(sa->atttypid, &fn) == COERCION_PATH_FUNC)
@@ -204,18 +239,39 @@ PrepareCoercions(InPlace *ip, Oid relid, TupleDesc desc)
 	relation_close(rel, NoLock);
 }
 
+/* Whether rel has a trigger of its own that is not disabled (not a foreign key's check). */
+static bool
+HasUserTriggers(Relation rel)
+{
+	TriggerDesc *td = rel->trigdesc;
+
+	for (int i = 0; td != NULL && i < td->numtriggers; i++)
+		if (!td->triggers[i].tgisinternal && td->triggers[i].tgenabled != TRIGGER_DISABLED)
+			return true;
+	return false;
+}
+
 /*
- * Whether the source (desc) returns relid's very columns, of the same
- * types, none of them generated, an identity or an array; their names, in
- * the source's order, into cols.
+ * Whether the source (desc) returns relid's very columns, each once, of the
+ * same types, none of them generated, an identity or an array, and relid
+ * has no trigger of its own; the columns' names, in the source's order,
+ * into cols.
  */
 static bool
-SourceFits(Oid relid, TupleDesc desc, StringInfo cols)
+SourceFits(Oid relid, TupleDesc desc, StringInfo cols, const char **why)
 {
 	Relation	rel = relation_open(relid, NoLock);
 	TupleDesc	reldesc = RelationGetDescr(rel);
+	bool	   *matched = palloc0(sizeof(bool) * reldesc->natts);
 	int			live = 0;
 	bool		fits = true;
+
+	if (HasUserTriggers(rel))
+	{
+		relation_close(rel, NoLock);
+		*why = "the partition has a trigger of its own";
+		return false;
+	}
 
 	for (int i = 0; i < reldesc->natts; i++)
 		if (!TupleDescAttr(reldesc, i)->attisdropped)
@@ -228,19 +284,28 @@ SourceFits(Oid relid, TupleDesc desc, StringInfo cols)
 		int			found = BackfillFindColumn(reldesc, NameStr(sa->attname));
 		Form_pg_attribute ta = found >= 0 ? TupleDescAttr(reldesc, found) : NULL;
 
-		if (ta == NULL || ta->atttypid != sa->atttypid || ta->attgenerated || ta->attidentity ||
-			!OidIsValid(get_array_type(sa->atttypid)) ||
+		if (ta == NULL || matched[found] || ta->atttypid != sa->atttypid || ta->attgenerated ||
+			ta->attidentity || !OidIsValid(get_array_type(sa->atttypid)) ||
 			OidIsValid(get_element_type(getBaseType(sa->atttypid))))
 			fits = false;
 		else
+		{
+			matched[found] = true;
 			appendStringInfo(cols, "%s%s", c > 0 ? ", " : "", quote_identifier(NameStr(sa->attname)));
+		}
 	}
 	relation_close(rel, NoLock);
+	if (!fits)
+		*why = "the source does not return the partition's columns as it stores them (the same names,"
+			" each once, and types, none an array, generated or an identity)";
 	return fits;
 }
 
-/* Read the partition's rows, hashed, with their TIDs, sorted by hash. */
-static void
+/*
+ * Read the partition's rows, hashed, with their TIDs, sorted by hash; false
+ * if they outgrow the budget.
+ */
+static bool
 ReadStored(InPlace *ip, const char *table, const char *cols)
 {
 	SPIPlanPtr	plan = BackfillPrepare(psprintf("SELECT ctid, %s FROM ONLY %s", cols, table), 0, NULL, "partition");
@@ -257,7 +322,27 @@ ReadStored(InPlace *ip, const char *table, const char *cols)
 	BackfillInitReceiver(&ip->pub, ReceiveStored, NULL);
 	BackfillRunToDest(plan, NULL, false, (DestReceiver *) ip);
 	SPI_freeplan(plan);
+	if (ip->used > ip->budget)
+		return false;
 	qsort(ip->rows, ip->nrows, sizeof(StoredRow), CompareStored);
+	return true;
+}
+
+/*
+ * Read the source's rows, hashed as the stored ones (the same names and
+ * types), each taking a stored row's place or kept to be inserted; false if
+ * they outgrow the budget.
+ */
+static bool
+MatchSource(InPlace *ip, SPIPlanPtr plan, Oid relid, TupleDesc desc)
+{
+	PrepareCoercions(ip, relid, desc);
+	ip->h1 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
+	ip->h2 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
+	BackfillRowHasherSetSeed(ip->h2, SECOND_SEED);
+	BackfillInitReceiver(&ip->pub, ReceiveSource, NULL);
+	BackfillRunToDest(plan, NULL, false, (DestReceiver *) ip);
+	return ip->used <= ip->budget;
 }
 
 /* Delete the stored rows no source row took the place of; how many. */
@@ -294,14 +379,14 @@ InsertNew(InPlace *ip, const char *table, const char *cols)
 	if (ip->ninsert == 0)
 		return;
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO %s (%s) SELECT * FROM ROWS FROM (", table, cols);
+	/* unnest in the select list, in lockstep: a composite value stays one column */
+	appendStringInfo(&sql, "INSERT INTO %s (%s) SELECT ", table, cols);
 	for (int c = 0; c < ip->ncols; c++)
 	{
 		argtypes[c] = get_array_type(ip->types[c]);
 		args[c] = makeArrayResult(ip->arrays[c], ip->cxt);
 		appendStringInfo(&sql, "%spg_catalog.unnest($%d)", c > 0 ? ", " : "", c + 1);
 	}
-	appendStringInfoChar(&sql, ')');
 	if (SPI_execute_with_args(sql.data, ip->ncols, argtypes, args, NULL, false, 0) != SPI_OK_INSERT ||
 		SPI_processed != ip->ninsert)
 		elog(ERROR, "could not insert the " UINT64_FORMAT " new rows of %s", ip->ninsert, table);
@@ -310,49 +395,49 @@ InsertNew(InPlace *ip, const char *table, const char *cols)
 /*
  * Rewrite partition relid to hold the rows of the query bound, writing only
  * the rows that differ (see the head of the file).  Returns false, having
- * done nothing, if bound does not return the partition's columns as they
- * are (the caller then deletes and fills it whole).  Inside SPI, with relid
- * locked against other writers.
+ * written nothing, with the reason in *why, if bound does not return the
+ * partition's columns as they are, the partition has triggers or the rows
+ * outgrow the budget (the caller then deletes and fills it whole).  Inside
+ * SPI, with relid locked against other writers.
  */
 bool
-BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts)
+BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts, const char **why)
 {
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill in place",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
 	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
 	TupleDesc	desc = BackfillPlanResultDesc(plan);
 	const char *table = BackfillQualifiedName(relid);
 	StringInfoData cols;
 	InPlace		ip;
+	bool		done = false;
 
+	/* everything below, rows, hashers and arrays, is freed with cxt */
 	BackfillCheckReadOnly(plan, "source");
 	initStringInfo(&cols);
-	if (!SourceFits(relid, desc, &cols))
-	{
-		SPI_freeplan(plan);
-		return false;
-	}
-
 	memset(&ip, 0, sizeof(ip));
-	ip.cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill in place", ALLOCSET_DEFAULT_SIZES);
+	ip.cxt = cxt;
+	ip.budget = (Size) maintenance_work_mem * 1024;
 	ip.ncols = desc->natts;
 	ip.types = palloc(sizeof(Oid) * ip.ncols);
 	ip.arrays = palloc0(sizeof(ArrayBuildState *) * ip.ncols);
 	for (int c = 0; c < ip.ncols; c++)
 		ip.types[c] = TupleDescAttr(desc, c)->atttypid;
-	ReadStored(&ip, table, cols.data);
-
-	/* the source's rows, hashed as the stored ones (the same names and types) */
-	PrepareCoercions(&ip, relid, desc);
-	ip.h1 = BackfillRowHasherCreate(desc, ip.ncols, NULL);
-	ip.h2 = BackfillRowHasherCreate(desc, ip.ncols, NULL);
-	BackfillRowHasherSetSeed(ip.h2, SECOND_SEED);
-	BackfillInitReceiver(&ip.pub, ReceiveSource, NULL);
-	BackfillRunToDest(plan, NULL, false, (DestReceiver *) &ip);
+	if (SourceFits(relid, desc, &cols, why))
+	{
+		*why = "the rows outgrew maintenance_work_mem";
+		done = ReadStored(&ip, table, cols.data) && MatchSource(&ip, plan, relid, desc);
+	}
+	if (done)
+	{
+		counts->deleted = DeleteUnkept(&ip, table);
+		InsertNew(&ip, table, cols.data);
+		counts->inserted = ip.ninsert;
+		counts->unchanged = ip.nkept;
+	}
 	SPI_freeplan(plan);
-
-	counts->deleted = DeleteUnkept(&ip, table);
-	InsertNew(&ip, table, cols.data);
-	counts->inserted = ip.ninsert;
-	counts->unchanged = ip.nkept;
-	MemoryContextDelete(ip.cxt);
-	return true;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return done;
 }

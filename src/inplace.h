@@ -18,6 +18,7 @@ typedef struct BackfillRewriteCounts
 	uint64		unchanged;		/* rows in both, left as they are */
 } BackfillRewriteCounts;
 
-extern bool BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts);
+extern bool BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts,
+									 const char **why);
 
 #endif							/* BACKFILL_INPLACE_H */

@@ -217,6 +217,7 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	StringInfoData details;
 	uint64		inserted;
 	BackfillRewriteCounts counts;
+	const char *notwhy = NULL;
 
 	LockRelationOid(lockrel, ShareRowExclusiveLock);
 	BackfillFingerprintRel(written, scope, false, &before);
@@ -237,14 +238,13 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	}
 
 	/* a small partition: only the rows that differ are written, if the source allows (inplace.c) */
-	if (!through && BackfillRewriteDiffering(written, bound, &counts))
+	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy))
 		inserted = counts.inserted + counts.unchanged;
 	else
 	{
 		if (!through && BackfillLogWhy != NULL)
-			BackfillLogWhy = psprintf("%s; but the source does not return the partition's columns as it stores"
-									  " them (the same names and types, none an array, generated or an identity),"
-									  " so every row was deleted and inserted again", BackfillLogWhy);
+			BackfillLogWhy = psprintf("%s; but %s, so every row was deleted and inserted again",
+									  BackfillLogWhy, notwhy);
 		/*
 		 * One statement, so that the source reads the window as it was
 		 * before the delete (a source may read the table itself: a snapshot

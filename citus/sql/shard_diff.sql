@@ -90,6 +90,34 @@ SELECT (SELECT count(*) FROM (TABLE other_diff EXCEPT ALL TABLE local_diff) x) +
        (SELECT count(*) FROM (TABLE reader_diff EXCEPT ALL TABLE local_diff) x) +
        (SELECT count(*) FROM (TABLE local_diff EXCEPT ALL TABLE reader_diff) x) AS without_the_hash_differs;
 
+-- a role granted backfill_diff_hash on the coordinator only (the grant does not reach the
+-- workers) is diffed on the coordinator too, with the same result
+GRANT EXECUTE ON FUNCTION backfill_diff_hash(bigint, "any") TO regress_cd_reader;
+SELECT count(*) FILTER (WHERE result = 't') AS workers_granting_it
+FROM run_command_on_workers($$SELECT has_function_privilege('regress_cd_reader', 'backfill_diff_hash(bigint, "any")', 'EXECUTE')$$);
+TRUNCATE reader_diff;
+SET client_min_messages = debug1;
+SET ROLE regress_cd_reader;
+INSERT INTO reader_diff SELECT * FROM backfill_diff('TABLE cd.facts', 'TABLE cd.facts_new', '{order_id,day}');
+RESET ROLE;
+RESET client_min_messages;
+SELECT (SELECT count(*) FROM (TABLE reader_diff EXCEPT ALL TABLE local_diff) x) +
+       (SELECT count(*) FROM (TABLE local_diff EXCEPT ALL TABLE reader_diff) x) AS granted_on_coordinator_only_differs;
+REVOKE EXECUTE ON FUNCTION backfill_diff_hash(bigint, "any") FROM regress_cd_reader;
+
+-- rows of 120 columns, more than a function takes as arguments: diffed on the coordinator
+SELECT format('CREATE TABLE cd.wide (id bigint NOT NULL, %s)', string_agg(format('c%s int', g), ', '))
+FROM generate_series(1, 119) g \gexec
+CREATE TABLE cd.wide2 (LIKE cd.wide);
+SELECT create_distributed_table('cd.wide', 'id', colocate_with => 'cd.facts');
+SELECT create_distributed_table('cd.wide2', 'id', colocate_with => 'cd.facts');
+INSERT INTO cd.wide (id, c1, c119) SELECT g, g, g FROM generate_series(1, 100) g;
+INSERT INTO cd.wide2 SELECT * FROM cd.wide;
+UPDATE cd.wide2 SET c119 = 0 WHERE id % 10 = 0;
+SET client_min_messages = debug1;
+SELECT change, count(*) FROM backfill_diff('TABLE cd.wide', 'TABLE cd.wide2', '{id}') GROUP BY change;
+RESET client_min_messages;
+
 SET client_min_messages = warning;
 DROP SCHEMA cd CASCADE;
 DROP ROLE regress_cd_reader;
