@@ -511,6 +511,27 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 }
 
 /*
+ * WorkTask in an SPI connection of its own, whose memory (the results of its
+ * queries, the hashers of its fingerprints) goes when the task ends: the
+ * call's connection lives as long as the call, which may run thousands of
+ * tasks.  out's strings are copied into cxt.
+ */
+static void
+WorkTaskScoped(BackfillRun *run, BackfillTask *task, TaskOutcome *out, MemoryContext cxt)
+{
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	WorkTask(run, task, out, NULL);
+	if (out->fingerprint_before)
+		out->fingerprint_before = MemoryContextStrdup(cxt, out->fingerprint_before);
+	if (out->fingerprint_after)
+		out->fingerprint_after = MemoryContextStrdup(cxt, out->fingerprint_after);
+	if (out->reconcile)
+		out->reconcile = MemoryContextStrdup(cxt, out->reconcile);
+	SPI_finish();
+}
+
+/*
  * Run one task in a subtransaction; a failure is caught and described in
  * out, with the subtransaction (and so the task's data) rolled back.
  */
@@ -538,7 +559,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 		BackfillLogRunId = run->id;
 		BackfillSwapGaveWay = false;
-		WorkTask(run, task, out, NULL);
+		WorkTaskScoped(run, task, out, cxt);
 		BackfillLogRunId = 0;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
@@ -1025,6 +1046,7 @@ typedef struct RunCall
 	int			done_here;
 	char	   *stop_error;		/* the run failed at its end: raised after SPI_finish */
 	TimestampTz started;
+	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 } RunCall;
 
 /* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
@@ -1151,6 +1173,8 @@ RunCallStep(RunCall *call, BackfillRun *run)
 {
 	BackfillTask task;
 	TaskOutcome out;
+	MemoryContext taskcxt;
+	MemoryContext callcxt;
 
 	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
 	{
@@ -1163,6 +1187,8 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		int64		elsewhere;
 
 		call->stop_error = FinishRun(run, call->failed_here, &elsewhere);
+		if (call->stop_error)
+			call->stop_error = MemoryContextStrdup(call->cxt, call->stop_error);
 		if (elsewhere > 0)
 			ereport(NOTICE,
 					(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
@@ -1174,8 +1200,11 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
 	 * subtransaction, and with it every lock the task took: back off while
-	 * that session goes on, then do the task again.
+	 * that session goes on, then do the task again.  What the task allocates
+	 * is freed once it is recorded and reported: a call may run thousands.
 	 */
+	taskcxt = AllocSetContextCreate(CurrentMemoryContext, "backfill_run task", ALLOCSET_DEFAULT_SIZES);
+	callcxt = MemoryContextSwitchTo(taskcxt);
 	for (int gave = 1;; gave++)
 	{
 		RunTask(run, &task, &out);
@@ -1188,9 +1217,13 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		BackfillBackOff(gave, run->opts.lock_timeout_ms);
 	}
 	RecordTask(run, &task, &out);
+	MemoryContextSwitchTo(callcxt);
 	if (!out.ok)
 	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
 		call->failed_here = lappend_int(call->failed_here, task.task);
+		MemoryContextSwitchTo(old);
 		if (!run->opts.on_error_continue)
 		{
 			char	   *error = psprintf("task %d (%s) failed: %s", task.task,
@@ -1207,6 +1240,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	}
 	SPI_commit();
 	ReportTask(run, &task, &out, call->started, call->done_here);
+	MemoryContextDelete(taskcxt);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
 		Pause(run->opts.pause_ms);
@@ -1226,12 +1260,25 @@ backfill_run(PG_FUNCTION_ARGS)
 	RunCallArgs(fcinfo, &call);
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	call.cxt = CurrentMemoryContext;
 	if (RunCallStart(extschema, &call, &run))
 	{
 		for (;;)
 		{
+			bool		more;
+
 			CHECK_FOR_INTERRUPTS();
-			if (!RunMayGoOn(extschema, &call, &run) || !RunCallStep(&call, &run))
+
+			/*
+			 * Each step in an SPI connection of its own, whose memory (the
+			 * run read again, the results of the step's queries) goes with
+			 * it: a call may run thousands of tasks.
+			 */
+			if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			more = RunMayGoOn(extschema, &call, &run) && RunCallStep(&call, &run);
+			SPI_finish();
+			if (!more)
 				break;
 		}
 	}
