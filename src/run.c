@@ -220,6 +220,9 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	const char *notwhy = NULL;
 
 	LockRelationOid(lockrel, ShareRowExclusiveLock);
+	/* on Citus, writes through a worker go round the coordinator's lock: lock every node */
+	if (BackfillCitusDistributed(lockrel))
+		BackfillCitusLock(lockrel, false, "SHARE ROW EXCLUSIVE");
 	BackfillFingerprintRel(written, scope, false, &before);
 	if (through)
 	{
