@@ -22,6 +22,7 @@ SELECT id, day, CASE WHEN id % 10 = 0 THEN id / 3.0 + 1 ELSE id / 3.0 END AS amo
 FROM ip WHERE id <= 995
 UNION ALL SELECT g, '2026-03-11', g / 3.0, 'new' FROM generate_series(1001, 1005) g;
 CREATE TABLE ip_before AS SELECT ctid AS tid, xmin::text AS tx, id FROM ip_0311;
+CREATE TABLE ip_fp_before AS SELECT * FROM backfill_fingerprint('ip_0311');
 
 SELECT backfill_plan('ip', '2026-03-11', '2026-03-12', $$SELECT * FROM ip_src WHERE day >= $1 AND day < $2$$,
 	strategy => 'auto') AS run \gset
@@ -36,6 +37,10 @@ SELECT (SELECT count(*) FROM (TABLE ip_0311 EXCEPT ALL SELECT id, day, amount::n
 -- rows (NULL notes among them) kept their tuples
 SELECT l.details->'deleted' AS deleted, l.details->'inserted' AS inserted, l.details->'unchanged' AS unchanged,
        l.rows_before, l.rows_after, l.details->>'why' AS why
+FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run;
+-- the fingerprints the record gives, of the rows before (read as they were matched) and after
+SELECT l.fingerprint_before = (SELECT hash FROM ip_fp_before) AS before_is_the_fingerprint,
+       l.fingerprint_after = (SELECT hash FROM backfill_fingerprint('ip_0311')) AS after_is_the_fingerprint
 FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run;
 SELECT count(*) AS same_tuple FROM ip_0311 p JOIN ip_before b ON b.tid = p.ctid AND b.tx = p.xmin::text;
 SELECT count(*) FILTER (WHERE id % 10 = 0 OR id > 995) AS rewritten_were_the_differing,
@@ -147,6 +152,6 @@ SELECT l.details->'deleted' AS deleted, l.details->'inserted' AS inserted, l.det
        (SELECT count(*) FROM (TABLE ipb EXCEPT ALL TABLE ipb_src) x) AS not_in_source
 FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run_big;
 
-DROP TABLE ip, ip_src, ip_before, ipm, ipm_src, ip_fp, ipc, ipc_src, ipc_seen, ipb, ipb_src;
+DROP TABLE ip, ip_src, ip_before, ip_fp_before, ipm, ipm_src, ip_fp, ipc, ipc_src, ipc_seen, ipb, ipb_src;
 DROP FUNCTION ipc_seen();
 DROP TYPE ip_pair;

@@ -46,6 +46,7 @@ extern bool BackfillCitusFingerprint(Oid relid, const char *scope, bool read_onl
 									 struct BackfillFingerprint *fp);
 
 extern bool BackfillCitusShardsMayHash(const char *fn);
+extern char *BackfillCitusQuotedSchema(void);
 
 /* citus_diff.c: backfill_diff of two co-located distributed tables, shard by shard */
 typedef struct BackfillCitusDiffSide

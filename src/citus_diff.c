@@ -30,17 +30,14 @@
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "catalog/pg_operator.h"
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
-#include "utils/syscache.h"
-#include "utils/typcache.h"
 
 #include "citus.h"
+#include "relation.h"
 #include "rowhash.h"
 #include "spi_util.h"
 
@@ -113,20 +110,6 @@ DistributionKey(BackfillCitusDiffSide sides[2], int nkeys, Oid relids[2],
 	return -1;
 }
 
-/* The schema of operator opno, quoted. */
-static const char *
-OperatorSchema(Oid opno)
-{
-	HeapTuple	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opno));
-	Oid			nsp;
-
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator %u", opno);
-	nsp = ((Form_pg_operator) GETSTRUCT(tup))->oprnamespace;
-	ReleaseSysCache(tup);
-	return quote_identifier(get_namespace_name(nsp));
-}
-
 /* q.c1, q.c2, ...: a side's columns idx[0..n-1] */
 static void
 AppendColumns(StringInfo buf, const char *alias, TupleDesc desc, int n, const int *idx)
@@ -182,7 +165,7 @@ BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, con
 	AttrNumber *attnums[2];
 	int			distkey;
 	const char *nsp;
-	Oid			eq;
+	const char *eq;
 	StringInfoData sql;
 
 	if (!BackfillCitusPresent())
@@ -202,12 +185,11 @@ BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, con
 		(distkey = DistributionKey(sides, nkeys, relids, crs, attnums)) < 0 ||
 		!BackfillCitusShardsMayHash("backfill_diff_hash(pg_catalog.int8, \"any\")"))
 		return NULL;
-	eq = lookup_type_cache(TupleDescAttr(sides[0].desc, sides[0].keyidx[distkey])->atttypid,
-						   TYPECACHE_EQ_OPR)->eq_opr;
-	if (!OidIsValid(eq))
+	eq = BackfillEqualityOperator(TupleDescAttr(sides[0].desc, sides[0].keyidx[distkey])->atttypid);
+	if (eq == NULL)
 		return NULL;
 
-	nsp = quote_identifier(get_namespace_name(BackfillInstalledSchema()));
+	nsp = BackfillCitusQuotedSchema();
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT a." ADDED_PREFIX "p, a." ADDED_PREFIX "n, ");
 	AppendColumns(&sql, "a", sides[0].desc, sides[0].desc->natts, NULL);
@@ -218,12 +200,12 @@ BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, con
 	appendStringInfoString(&sql, " FULL JOIN ");
 	AppendSide(&sql, nsp, &sides[1], nkeys, ncols, distkey, seeds);
 	appendStringInfo(&sql,
-					 " ON a." ADDED_PREFIX "d OPERATOR(%s.=) b." ADDED_PREFIX "d"
+					 " ON a." ADDED_PREFIX "d %s b." ADDED_PREFIX "d"
 					 " AND a." ADDED_PREFIX "k1 OPERATOR(pg_catalog.=) b." ADDED_PREFIX "k1"
 					 " AND a." ADDED_PREFIX "k2 OPERATOR(pg_catalog.=) b." ADDED_PREFIX "k2"
 					 " WHERE a." ADDED_PREFIX "h IS DISTINCT FROM b." ADDED_PREFIX "h"
 					 " OR a." ADDED_PREFIX "n OPERATOR(pg_catalog.>) 1"
 					 " OR b." ADDED_PREFIX "n OPERATOR(pg_catalog.>) 1",
-					 OperatorSchema(eq));
+					 eq);
 	return sql.data;
 }

@@ -68,6 +68,23 @@ typedef struct ArgsHasher
 	bool	   *isnull;
 } ArgsHasher;
 
+/*
+ * The first argument (argname) given, and the values after it one by one:
+ * a VARIADIC array would be hashed as one value.
+ */
+static void
+CheckArgs(FunctionCallInfo fcinfo, const char *fn, const char *argname, const char *what)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", argname)));
+	if (unlikely(fcinfo->flinfo->fn_extra == NULL) && get_fn_expr_variadic(fcinfo->flinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s takes the %s one by one, not as a VARIADIC array", fn, what)));
+}
+
 /* Give cache its hasher of rows of desc, and keep it for the next calls.  In fn_mcxt. */
 static ArgsHasher *
 ArgsHasherKeep(FunctionCallInfo fcinfo, ArgsHasher *cache, TupleDesc desc)
@@ -166,20 +183,11 @@ backfill_fingerprint_row(PG_FUNCTION_ARGS)
 	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
 	text	   *rel;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("rel must not be NULL")));
+	CheckArgs(fcinfo, "backfill_fingerprint_row", "rel", "columns");
 	rel = PG_GETARG_TEXT_PP(0);
 	if (unlikely(cache == NULL || strlen(cache->relname) != VARSIZE_ANY_EXHDR(rel) ||
 				 memcmp(cache->relname, VARDATA_ANY(rel), VARSIZE_ANY_EXHDR(rel)) != 0))
-	{
-		if (get_fn_expr_variadic(fcinfo->flinfo))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("backfill_fingerprint_row takes the columns one by one, not as a VARIADIC array")));
 		cache = LanesSetup(fcinfo, text_to_cstring(rel));
-	}
 	PG_RETURN_INT64((int64) HashArgs(fcinfo, cache));
 }
 
@@ -191,10 +199,6 @@ DiffHashSetup(FunctionCallInfo fcinfo)
 	ArgsHasher *cache = palloc0(sizeof(ArgsHasher));
 	TupleDesc	desc;
 
-	if (get_fn_expr_variadic(fcinfo->flinfo))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill_diff_hash takes the values one by one, not as a VARIADIC array")));
 	cache->ncols = PG_NARGS() - 1;
 	if (cache->ncols < 1)
 		ereport(ERROR,
@@ -221,10 +225,7 @@ backfill_diff_hash(PG_FUNCTION_ARGS)
 {
 	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("seed must not be NULL")));
+	CheckArgs(fcinfo, "backfill_diff_hash", "seed", "values");
 	if (unlikely(cache == NULL))
 		cache = DiffHashSetup(fcinfo);
 	BackfillRowHasherSetSeed(cache->hasher, (uint64) PG_GETARG_INT64(0));
@@ -268,7 +269,7 @@ PerShardQuery(Oid relid, const char *scope)
 	appendStringInfo(&sql,
 					 "SELECT pg_catalog.count(*), pg_catalog.sum(h)::pg_catalog.text, pg_catalog.sum(%s.backfill_fingerprint_lane2(h))::pg_catalog.text"
 					 " FROM (SELECT %s.backfill_fingerprint_row(%s%s) AS h FROM %s",
-					 quote_identifier(get_namespace_name(nsp)), quote_identifier(get_namespace_name(nsp)),
+					 BackfillCitusQuotedSchema(), BackfillCitusQuotedSchema(),
 					 quote_literal_cstr(BackfillQualifiedName(relid)), cols.data, BackfillQualifiedName(relid));
 	if (scope != NULL)
 		appendStringInfo(&sql, " WHERE ((\n%s\n))", scope);
@@ -291,8 +292,8 @@ WrappedSum(const char *text)
 }
 
 /* The extension's schema, quoted, for SQL run on the workers. */
-static char *
-QuotedSchema(void)
+char *
+BackfillCitusQuotedSchema(void)
 {
 	return pstrdup(quote_identifier(get_namespace_name(BackfillInstalledSchema())));
 }
@@ -307,7 +308,7 @@ QuotedSchema(void)
 bool
 BackfillCitusShardsMayHash(const char *fn)
 {
-	char	   *nsp = QuotedSchema();
+	char	   *nsp = BackfillCitusQuotedSchema();
 	char	   *qualified = psprintf("%s.%s", nsp, fn);
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
@@ -394,7 +395,7 @@ backfill_share_key(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	nsp = QuotedSchema();
+	nsp = BackfillCitusQuotedSchema();
 	keytab = psprintf("%s.backfill_key_data", nsp);
 	args[0] = CStringGetTextDatum(psprintf(
 		"SELECT pg_catalog.format('DELETE FROM %s; INSERT INTO %s VALUES (%%L, %%L)', key, created)"

@@ -70,9 +70,6 @@
 #define IN_A		0x01
 #define IN_B		0x02
 
-/* The seed of the second hash family, and what keys are confirmed by. */
-#define SECOND_SEED	UINT64CONST(0x5851f42d4c957f2d)
-
 typedef struct DiffEntry
 {
 	uint64		key;			/* hash of the key columns */
@@ -803,7 +800,7 @@ ResetDiff(DiffState *st, uint64 seed)
 	for (int s = 0; s < 2; s++)
 	{
 		BackfillRowHasherSetSeed(sides[s]->keyhash, seed);
-		BackfillRowHasherSetSeed(sides[s]->keyhash2, seed ^ SECOND_SEED ^ UINT64CONST(0x9e3779b97f4a7c15));
+		BackfillRowHasherSetSeed(sides[s]->keyhash2, seed ^ BACKFILL_SECOND_SEED ^ UINT64CONST(0x9e3779b97f4a7c15));
 		BackfillRowHasherSetSeed(sides[s]->rowhash, seed);
 		sides[s]->nrels = 0;
 		sides[s]->lastrel = 0;
@@ -936,7 +933,7 @@ DiffPerShard(DiffState *st, const char *qa, const char *qb, List *keys)
 		{"a", qa, st->a.plan, st->a.origdesc, st->a.keyidx, st->a.rowidx},
 		{"b", qb, st->b.plan, st->b.origdesc, st->b.keyidx, st->b.rowidx}
 	};
-	const uint64 seeds[3] = {0, 0, SECOND_SEED};
+	const uint64 seeds[3] = {0, 0, BACKFILL_SECOND_SEED};
 	DiffSide   *ds[2] = {&st->a, &st->b};
 	ShardDiffReceiver r;
 	char	   *sql;
@@ -968,6 +965,35 @@ DiffPerShard(DiffState *st, const char *qa, const char *qb, List *keys)
 	if (st->dupside != NULL)
 		ReportDuplicate(keys, st->dupside->name, st->dupkey);
 	return true;
+}
+
+/* The diff computed here, as the rows come (see the head of the file). */
+static void
+DiffHere(DiffState *st, List *keys)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	/* hashers read the rows as the queries return them */
+	st->a.keyhash = BackfillRowHasherCreate(st->a.origdesc, st->a.nkeys, st->a.keyidx);
+	st->b.keyhash = BackfillRowHasherCreate(st->b.origdesc, st->b.nkeys, st->b.keyidx);
+	st->a.keyhash2 = BackfillRowHasherCreate(st->a.origdesc, st->a.nkeys, st->a.keyidx);
+	st->b.keyhash2 = BackfillRowHasherCreate(st->b.origdesc, st->b.nkeys, st->b.keyidx);
+	st->a.rowhash = BackfillRowHasherCreate(st->a.origdesc, st->a.desc->natts, st->a.rowidx);
+	st->b.rowhash = BackfillRowHasherCreate(st->b.origdesc, st->a.desc->natts, st->b.rowidx);
+	st->maxbrows = 64;
+	st->brows = palloc(sizeof(DiffKept) * st->maxbrows);
+	MemoryContextSwitchTo(old);
+
+	/* A repeated key hash is a duplicate only if a second hash family repeats it too. */
+	st->defer = true;
+	if (!DiffWithSeed(st, 0) && !DiffWithSeed(st, BACKFILL_SECOND_SEED))
+	{
+		if (st->dupkey == NULL)
+			RunPass(st, st->dupside, PASS_FIND_DUPLICATE);
+		if (st->dupkey == NULL)
+			elog(ERROR, "could not find the repeated key of query %s again", st->dupside->name);
+		ReportDuplicate(keys, st->dupside->name, st->dupkey);
+	}
 }
 
 PG_FUNCTION_INFO_V1(backfill_diff);
@@ -1004,28 +1030,10 @@ backfill_diff(PG_FUNCTION_ARGS)
 		PrepareSide(&st.a, "a", qa, keys);
 		PrepareSide(&st.b, "b", qb, keys);
 		MatchColumns(&st.a, &st.b);
-		/* hashers read the rows as the queries return them */
-		st.a.keyhash = BackfillRowHasherCreate(st.a.origdesc, st.a.nkeys, st.a.keyidx);
-		st.b.keyhash = BackfillRowHasherCreate(st.b.origdesc, st.b.nkeys, st.b.keyidx);
-		st.a.keyhash2 = BackfillRowHasherCreate(st.a.origdesc, st.a.nkeys, st.a.keyidx);
-		st.b.keyhash2 = BackfillRowHasherCreate(st.b.origdesc, st.b.nkeys, st.b.keyidx);
-		st.a.rowhash = BackfillRowHasherCreate(st.a.origdesc, st.a.desc->natts, st.a.rowidx);
-		st.b.rowhash = BackfillRowHasherCreate(st.b.origdesc, st.a.desc->natts, st.b.rowidx);
-		st.maxbrows = 64;
-		st.brows = palloc(sizeof(DiffKept) * st.maxbrows);
 		MemoryContextSwitchTo(old);
 	}
-
-	/* A repeated key hash is a duplicate only if a second hash family repeats it too. */
-	st.defer = true;
-	if (!DiffPerShard(&st, qa, qb, keys) && !DiffWithSeed(&st, 0) && !DiffWithSeed(&st, SECOND_SEED))
-	{
-		if (st.dupkey == NULL)
-			RunPass(&st, st.dupside, PASS_FIND_DUPLICATE);
-		if (st.dupkey == NULL)
-			elog(ERROR, "could not find the repeated key of query %s again", st.dupside->name);
-		ReportDuplicate(keys, st.dupside->name, st.dupkey);
-	}
+	if (!DiffPerShard(&st, qa, qb, keys))
+		DiffHere(&st, keys);
 
 	SPI_finish();
 	MemoryContextDelete(st.cxt);

@@ -48,12 +48,10 @@
 #include "miscadmin.h"
 #include "utils/rel.h"
 
+#include "fingerprint.h"
 #include "inplace.h"
 #include "rowhash.h"
 #include "spi_util.h"
-
-/* The seed of the second hash family. */
-#define SECOND_SEED	UINT64CONST(0x2545f4914f6cdd1d)
 
 /* A stored row: its two hashes, where it lies, and whether a source row took its place. */
 typedef struct StoredRow
@@ -75,7 +73,7 @@ typedef struct InPlace
 	int64		maxrows;
 	ArrayBuildState **arrays;	/* per column: the source rows to insert */
 	Oid		   *types;
-	int32	   *typmods;		/* the partition's, where the source's differs; else -1 */
+	int32	   *typmods;		/* the partition's (then -1 where the source's is the same) */
 	FmgrInfo   *coerce;			/* and the function that applies it */
 	int16	   *typlens;
 	bool	   *typbyvals;
@@ -85,6 +83,7 @@ typedef struct InPlace
 	uint64		nkept;
 	Size		used;			/* bytes of rows read and rows to insert */
 	Size		budget;			/* at most this many, else the caller writes every row */
+	BackfillFingerprint *before;	/* the stored rows' sums, as backfill_fingerprint's */
 	MemoryContext cxt;
 } InPlace;
 
@@ -112,7 +111,11 @@ ReceiveStored(TupleTableSlot *slot, DestReceiver *self)
 		ip->rows = repalloc_huge(ip->rows, sizeof(StoredRow) * ip->maxrows);
 	}
 	row = &ip->rows[ip->nrows++];
+	/* h1 hashes the partition's columns with no seed, as its fingerprint does */
 	row->h1 = BackfillHashRow(ip->h1, slot);
+	ip->before->rows++;
+	ip->before->sum1 += row->h1;
+	ip->before->sum2 += BackfillFingerprintLane2(row->h1);
 	row->h2 = BackfillHashRow(ip->h2, slot);
 	row->tid = *(ItemPointer) DatumGetPointer(slot_getattr(slot, 1, &isnull));
 	row->kept = false;
@@ -205,17 +208,13 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 }
 
 /*
- * The partition's typmod of each column whose value the source gives with
- * another, and the function applying it (as INSERT would); -1 where none is
- * needed.
+ * Keep the partition's typmod (ip->typmods, from SourceFits) of each column
+ * whose value the source gives with another, and the function applying it
+ * (as INSERT would); -1 where none is needed.
  */
 static void
-PrepareCoercions(InPlace *ip, Oid relid, TupleDesc desc)
+PrepareCoercions(InPlace *ip, TupleDesc desc)
 {
-	Relation	rel = relation_open(relid, NoLock);
-	TupleDesc	reldesc = RelationGetDescr(rel);
-
-	ip->typmods = palloc(sizeof(int32) * ip->ncols);
 	ip->coerce = palloc0(sizeof(FmgrInfo) * ip->ncols);
 	ip->values = palloc(sizeof(Datum) * ip->ncols);
 	ip->isnull = palloc(sizeof(bool) * ip->ncols);
@@ -224,7 +223,7 @@ PrepareCoercions(InPlace *ip, Oid relid, TupleDesc desc)
 	for (int c = 0; c < ip->ncols; c++)
 	{
 		Form_pg_attribute sa = TupleDescAttr(desc, c);
-		int32		typmod = TupleDescAttr(reldesc, BackfillFindColumn(reldesc, NameStr(sa->attname)))->atttypmod;
+		int32		typmod = ip->typmods[c];
 		Oid			fn;
 
 		get_typlenbyval(sa->atttypid, &ip->typlens[c], &ip->typbyvals[c]);
@@ -236,7 +235,6 @@ PrepareCoercions(InPlace *ip, Oid relid, TupleDesc desc)
 			fmgr_info(fn, &ip->coerce[c]);
 		}
 	}
-	relation_close(rel, NoLock);
 }
 
 /* Whether rel has a trigger of its own that is not disabled (not a foreign key's check). */
@@ -255,10 +253,10 @@ HasUserTriggers(Relation rel)
  * Whether the source (desc) returns relid's very columns, each once, of the
  * same types, none of them generated, an identity or an array, and relid
  * has no trigger of its own; the columns' names, in the source's order,
- * into cols.
+ * into cols, and their typmods in relid into ip->typmods.
  */
 static bool
-SourceFits(Oid relid, TupleDesc desc, StringInfo cols, const char **why)
+SourceFits(InPlace *ip, Oid relid, TupleDesc desc, StringInfo cols, const char **why)
 {
 	Relation	rel = relation_open(relid, NoLock);
 	TupleDesc	reldesc = RelationGetDescr(rel);
@@ -291,6 +289,7 @@ SourceFits(Oid relid, TupleDesc desc, StringInfo cols, const char **why)
 		else
 		{
 			matched[found] = true;
+			ip->typmods[c] = ta->atttypmod;
 			appendStringInfo(cols, "%s%s", c > 0 ? ", " : "", quote_identifier(NameStr(sa->attname)));
 		}
 	}
@@ -316,7 +315,7 @@ ReadStored(InPlace *ip, const char *table, const char *cols)
 		idx[c] = c + 1;
 	ip->h1 = BackfillRowHasherCreate(desc, ip->ncols, idx);
 	ip->h2 = BackfillRowHasherCreate(desc, ip->ncols, idx);
-	BackfillRowHasherSetSeed(ip->h2, SECOND_SEED);
+	BackfillRowHasherSetSeed(ip->h2, BACKFILL_SECOND_SEED);
 	ip->maxrows = 1024;
 	ip->rows = palloc(sizeof(StoredRow) * ip->maxrows);
 	BackfillInitReceiver(&ip->pub, ReceiveStored, NULL);
@@ -334,12 +333,12 @@ ReadStored(InPlace *ip, const char *table, const char *cols)
  * they outgrow the budget.
  */
 static bool
-MatchSource(InPlace *ip, SPIPlanPtr plan, Oid relid, TupleDesc desc)
+MatchSource(InPlace *ip, SPIPlanPtr plan, TupleDesc desc)
 {
-	PrepareCoercions(ip, relid, desc);
+	PrepareCoercions(ip, desc);
 	ip->h1 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
 	ip->h2 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
-	BackfillRowHasherSetSeed(ip->h2, SECOND_SEED);
+	BackfillRowHasherSetSeed(ip->h2, BACKFILL_SECOND_SEED);
 	BackfillInitReceiver(&ip->pub, ReceiveSource, NULL);
 	BackfillRunToDest(plan, NULL, false, (DestReceiver *) ip);
 	return ip->used <= ip->budget;
@@ -394,14 +393,16 @@ InsertNew(InPlace *ip, const char *table, const char *cols)
 
 /*
  * Rewrite partition relid to hold the rows of the query bound, writing only
- * the rows that differ (see the head of the file).  Returns false, having
+ * the rows that differ (see the head of the file), and set *before to the
+ * fingerprint of the rows it held, read on the way.  Returns false, having
  * written nothing, with the reason in *why, if bound does not return the
  * partition's columns as they are, the partition has triggers or the rows
  * outgrow the budget (the caller then deletes and fills it whole).  Inside
  * SPI, with relid locked against other writers.
  */
 bool
-BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts, const char **why)
+BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts, const char **why,
+						 BackfillFingerprint *before)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill in place",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -421,13 +422,16 @@ BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *co
 	ip.budget = (Size) maintenance_work_mem * 1024;
 	ip.ncols = desc->natts;
 	ip.types = palloc(sizeof(Oid) * ip.ncols);
+	ip.typmods = palloc(sizeof(int32) * ip.ncols);
+	ip.before = before;
+	memset(before, 0, sizeof(*before));
 	ip.arrays = palloc0(sizeof(ArrayBuildState *) * ip.ncols);
 	for (int c = 0; c < ip.ncols; c++)
 		ip.types[c] = TupleDescAttr(desc, c)->atttypid;
-	if (SourceFits(relid, desc, &cols, why))
+	if (SourceFits(&ip, relid, desc, &cols, why))
 	{
 		*why = "the rows outgrew maintenance_work_mem";
-		done = ReadStored(&ip, table, cols.data) && MatchSource(&ip, plan, relid, desc);
+		done = ReadStored(&ip, table, cols.data) && MatchSource(&ip, plan, desc);
 	}
 	if (done)
 	{
@@ -435,6 +439,7 @@ BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *co
 		InsertNew(&ip, table, cols.data);
 		counts->inserted = ip.ninsert;
 		counts->unchanged = ip.nkept;
+		BackfillFingerprintSeal(before);
 	}
 	SPI_freeplan(plan);
 	MemoryContextSwitchTo(old);

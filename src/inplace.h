@@ -18,7 +18,8 @@ typedef struct BackfillRewriteCounts
 	uint64		unchanged;		/* rows in both, left as they are */
 } BackfillRewriteCounts;
 
+struct BackfillFingerprint;
 extern bool BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts,
-									 const char **why);
+									 const char **why, struct BackfillFingerprint *before);
 
 #endif							/* BACKFILL_INPLACE_H */

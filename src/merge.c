@@ -70,26 +70,6 @@
 #include "spi_util.h"
 #include "swap.h"
 
-/* "OPERATOR(schema.=)" for the default equality of type, or NULL if it has none. */
-static char *
-EqualityOperator(Oid type)
-{
-	Oid			opr = lookup_type_cache(type, TYPECACHE_EQ_OPR)->eq_opr;
-	HeapTuple	tup;
-	char	   *result;
-
-	if (!OidIsValid(opr))
-		return NULL;
-	tup = SearchSysCache1(OPEROID, ObjectIdGetDatum(opr));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator %u", opr);
-	result = psprintf("OPERATOR(%s.%s)",
-					  quote_identifier(get_namespace_name(((Form_pg_operator) GETSTRUCT(tup))->oprnamespace)),
-					  NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname));
-	ReleaseSysCache(tup);
-	return result;
-}
-
 /*
  * Run a statement we built on the snapshot snap (its command ID kept up to
  * date by SPI) and return the number of rows it processed.  Errors of
@@ -491,7 +471,7 @@ MergeAddColumn(MergeSql *m, int i)
 	if (m->iskey[i])
 	{
 		appendStringInfo(&m->on, "%st.%s %s s.bfs_%d", m->on.len ? " AND " : "", col,
-						 EqualityOperator(ttype), i + 1);
+						 BackfillEqualityOperator(ttype), i + 1);
 		appendStringInfo(&m->nullcond, "%ss.bfs_%d IS NULL", m->nullcond.len ? " OR " : "", i + 1);
 		if (EqualityIsIdentity(ttype, tcoll))
 			return;
@@ -500,7 +480,7 @@ MergeAddColumn(MergeSql *m, int i)
 	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod) &&
 		!OidIsValid(tcoll) && EqualityIsIdentity(ttype, tcoll))
 		appendStringInfo(&m->differs, "%sNOT COALESCE(t.%s %s s.bfs_%d, t.%s IS NULL AND s.bfs_%d IS NULL)",
-						 m->differs.len ? " OR " : "", col, EqualityOperator(ttype), i + 1, col, i + 1);
+						 m->differs.len ? " OR " : "", col, BackfillEqualityOperator(ttype), i + 1, col, i + 1);
 	else if (m->bytesfn == NULL)
 		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
 						 m->differs.len ? " OR " : "", m->changefn, col, i + 1);

@@ -28,6 +28,7 @@ extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *ar
 							   int kinds, LOCKMODE lockmode);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
+extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
 
 /* validate.c */

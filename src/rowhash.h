@@ -84,6 +84,9 @@ typedef struct BackfillRowHasher
 	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
 } BackfillRowHasher;
 
+/* The seed of a second hash family, which confirms what the first (seed 0) matched. */
+#define BACKFILL_SECOND_SEED	UINT64CONST(0x5851f42d4c957f2d)
+
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
 extern void BackfillRowHasherSetSeed(BackfillRowHasher *hasher, uint64 seed);

@@ -196,6 +196,48 @@ SourceColumns(const char *bound)
 	return buf.data;
 }
 
+/* Refuse a source with rows outside the window of task (bound: the source, bound to it). */
+static void
+RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
+{
+	int64		outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
+																	   " WHERE NOT COALESCE(%s, false)",
+																	   bound, TaskScope(run, task, "s")),
+															 0, NULL, NULL));
+
+	if (outside > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
+							   "%lld source rows lie outside the window [%s, %s) of task %d",
+							   outside, (long long) outside, task->range_from, task->range_to, task->task),
+				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+}
+
+/*
+ * Delete the rows of written in scope (all, if NULL) and insert the rows of
+ * bound, in one statement, so that the source reads the window as it was
+ * before the delete (a source may read the table itself: a snapshot of its
+ * own would not do, SPI moves a writing statement's snapshot to the current
+ * command); the delete runs to completion first (an InitPlan gates the
+ * insert), so a unique key may come back.  Returns the rows inserted.
+ */
+static uint64
+WriteWholeWindow(BackfillTask *task, const char *bound, Oid written, const char *scope)
+{
+	char	   *table = BackfillQualifiedName(written);
+	char	   *cols = SourceColumns(bound);
+
+	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
+							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
+							 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
+					false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not replace the window of task %d", task->task);
+	return SPI_processed;
+}
+
 /*
  * The window of a task replaced by a delete and an insert in this
  * transaction.  written is the table the rows go into: the target (the
@@ -209,9 +251,7 @@ static int64
 DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel)
 {
 	bool		through = written == run->targetoid;
-	char	   *table = BackfillQualifiedName(written);
 	char	   *scope = through ? TaskScope(run, task, NULL) : NULL;
-	char	   *cols = SourceColumns(bound);
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	StringInfoData details;
@@ -223,46 +263,22 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	/* on Citus, writes through a worker go round the coordinator's lock: lock every node */
 	if (BackfillCitusDistributed(lockrel))
 		BackfillCitusLock(lockrel, false, "SHARE ROW EXCLUSIVE");
-	BackfillFingerprintRel(written, scope, false, &before);
-	if (through)
-	{
-		int64		outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
-																		   " WHERE NOT COALESCE(%s, false)",
-																		   bound, TaskScope(run, task, "s")),
-																 0, NULL, NULL));
 
-		if (outside > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_CHECK_VIOLATION),
-					 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
-								   "%lld source rows lie outside the window [%s, %s) of task %d",
-								   outside, (long long) outside, task->range_from, task->range_to, task->task),
-					 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
-	}
-
-	/* a small partition: only the rows that differ are written, if the source allows (inplace.c) */
-	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy))
+	/*
+	 * A small partition: only the rows that differ are written, if the
+	 * source allows (inplace.c), its rows fingerprinted as they are read.
+	 */
+	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, &before))
 		inserted = counts.inserted + counts.unchanged;
 	else
 	{
-		if (!through && BackfillLogWhy != NULL)
+		BackfillFingerprintRel(written, scope, false, &before);
+		if (through)
+			RefuseOutsideWindow(run, task, bound);
+		else if (BackfillLogWhy != NULL)
 			BackfillLogWhy = psprintf("%s; but %s, so every row was deleted and inserted again",
 									  BackfillLogWhy, notwhy);
-		/*
-		 * One statement, so that the source reads the window as it was
-		 * before the delete (a source may read the table itself: a snapshot
-		 * of its own would not do, SPI moves a writing statement's snapshot
-		 * to the current command); the delete runs to completion first (an
-		 * InitPlan gates the insert), so a unique key may come back.
-		 */
-		if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
-								 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
-								 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
-								 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
-								 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
-						false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not replace the window of task %d", task->task);
-		inserted = SPI_processed;
+		inserted = WriteWholeWindow(task, bound, written, scope);
 		counts.deleted = before.rows;
 		counts.inserted = inserted;
 		counts.unchanged = 0;
@@ -514,27 +530,6 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 }
 
 /*
- * WorkTask in an SPI connection of its own, whose memory (the results of its
- * queries, the hashers of its fingerprints) goes when the task ends: the
- * call's connection lives as long as the call, which may run thousands of
- * tasks.  out's strings are copied into cxt.
- */
-static void
-WorkTaskScoped(BackfillRun *run, BackfillTask *task, TaskOutcome *out, MemoryContext cxt)
-{
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	WorkTask(run, task, out, NULL);
-	if (out->fingerprint_before)
-		out->fingerprint_before = MemoryContextStrdup(cxt, out->fingerprint_before);
-	if (out->fingerprint_after)
-		out->fingerprint_after = MemoryContextStrdup(cxt, out->fingerprint_after);
-	if (out->reconcile)
-		out->reconcile = MemoryContextStrdup(cxt, out->reconcile);
-	SPI_finish();
-}
-
-/*
  * Run one task in a subtransaction; a failure is caught and described in
  * out, with the subtransaction (and so the task's data) rolled back.
  */
@@ -562,7 +557,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 		BackfillLogRunId = run->id;
 		BackfillSwapGaveWay = false;
-		WorkTaskScoped(run, task, out, cxt);
+		WorkTask(run, task, out, NULL);
 		BackfillLogRunId = 0;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
@@ -1176,8 +1171,6 @@ RunCallStep(RunCall *call, BackfillRun *run)
 {
 	BackfillTask task;
 	TaskOutcome out;
-	MemoryContext taskcxt;
-	MemoryContext callcxt;
 
 	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
 	{
@@ -1203,11 +1196,8 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
 	 * subtransaction, and with it every lock the task took: back off while
-	 * that session goes on, then do the task again.  What the task allocates
-	 * is freed once it is recorded and reported: a call may run thousands.
+	 * that session goes on, then do the task again.
 	 */
-	taskcxt = AllocSetContextCreate(CurrentMemoryContext, "backfill_run task", ALLOCSET_DEFAULT_SIZES);
-	callcxt = MemoryContextSwitchTo(taskcxt);
 	for (int gave = 1;; gave++)
 	{
 		RunTask(run, &task, &out);
@@ -1220,7 +1210,6 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		BackfillBackOff(gave, run->opts.lock_timeout_ms);
 	}
 	RecordTask(run, &task, &out);
-	MemoryContextSwitchTo(callcxt);
 	if (!out.ok)
 	{
 		MemoryContext old = MemoryContextSwitchTo(call->cxt);
@@ -1243,7 +1232,6 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	}
 	SPI_commit();
 	ReportTask(run, &task, &out, call->started, call->done_here);
-	MemoryContextDelete(taskcxt);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
 		Pause(run->opts.pause_ms);
