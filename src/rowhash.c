@@ -50,6 +50,13 @@
  * the sums a fingerprint shows are sealed under a second key (see
  * BackfillSealSums), so no row's hash can be read off either.
  *
+ * Most rows hold only values of a few built-in kinds (integers, dates,
+ * booleans, timestamps, floats, uuids, numerics, text), none of them NULL;
+ * their words follow from the column types alone, so a hasher plans them
+ * once (PlanPacking) and folds such rows with no choice made per value, read
+ * straight from the heap tuple when the columns lie at fixed offsets.  The
+ * words are the same either way (test/fingerprint_known.sql).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -784,6 +791,286 @@ LoadKeys(uint64 keys[4])
 	memcpy(keys, best, sizeof(best));
 }
 
+/*
+ * Most rows hold values of a few built-in kinds (integers, dates, booleans,
+ * timestamps, floats, numerics, text...), none of them NULL.  For those the
+ * words folded follow from the types alone: which small values share a word,
+ * and where in it (StepSmall), which take a word of their own, which give
+ * their bytes.  PlanPacking works that out once per hasher, so such rows are
+ * hashed by one pass over a plan with no choice of method per value, and,
+ * when the row is a heap tuple whose columns lie at fixed offsets, straight
+ * from the tuple without deforming it.  Any other row takes HashValues' way;
+ * both fold the same words for the same values.
+ */
+static void
+PlanPacking(BackfillRowHasher *h)
+{
+	int			used = 8;		/* bytes of the current word taken */
+
+	if (h->ncols == 0)
+		return;
+	for (int i = 0; i < h->ncols; i++)
+	{
+		switch (h->cols[i].vh.mode)
+		{
+			case HASH_BYVAL:
+			case HASH_BYVAL_SMALL:
+			case HASH_FLOAT4:
+			case HASH_FLOAT8:
+			case HASH_FIXED:
+			case HASH_VARLENA:
+				break;
+			default:
+				return;
+		}
+	}
+
+	h->pack = palloc0(sizeof(BackfillPackStep) * h->ncols);
+	for (int i = 0; i < h->ncols; i++)
+	{
+		BackfillValueHasher *vh = &h->cols[i].vh;
+		BackfillPackStep *p = &h->pack[i];
+
+		p->attidx = h->cols[i].attidx;
+		p->len = vh->typlen;
+		p->mask = vh->mask;
+		p->off = -1;
+		switch (vh->mode)
+		{
+			case HASH_BYVAL_SMALL:
+			case HASH_FLOAT4:
+				p->kind = vh->mode == HASH_FLOAT4 ? PACK_FLOAT4 : PACK_SMALL;
+				if (used + vh->typlen > 8)
+					used = 0;
+				p->shift = used * 8;
+				used += vh->typlen;
+				break;
+			default:
+				/* a word or more of its own, as Step gives it */
+				p->kind = vh->mode == HASH_BYVAL ? PACK_WORD :
+					vh->mode == HASH_FLOAT8 ? PACK_FLOAT8 :
+					vh->mode == HASH_FIXED ? PACK_FIXED : PACK_VARLENA;
+				p->shift = 0;
+				used = 8;
+				break;
+		}
+	}
+	h->packsmall = true;
+	for (int i = 0; i < h->ncols; i++)
+		h->packsmall &= (h->pack[i].kind == PACK_SMALL || h->pack[i].kind == PACK_WORD);
+	/* a word ends where the next value starts another, at no shift */
+	for (int i = 0; i < h->ncols; i++)
+	{
+		BackfillPackStep *p = &h->pack[i];
+
+		p->last = (p->kind == PACK_SMALL || p->kind == PACK_FLOAT4) ?
+			(i == h->ncols - 1 || h->pack[i + 1].shift == 0) :
+			(p->kind == PACK_WORD || p->kind == PACK_FLOAT8);
+	}
+}
+
+/*
+ * Where the planned columns lie in the data of a heap tuple of desc that has
+ * all of them and no NULL, as slot_deform_heap_tuple would find them: at
+ * fixed offsets when every column up to the last one hashed has a fixed
+ * length, except perhaps that last one, a varlena starting where its
+ * alignment would put it anyway.  Worked out again for another descriptor.
+ */
+static void
+PackOffsets(BackfillRowHasher *h, TupleDesc desc)
+{
+	int		   *offs;
+	int			off = 0;
+	bool		ok = desc->natts >= h->maxattidx;
+
+	h->packdesc = desc;
+	h->packtype = desc->tdtypeid;
+	h->packtypmod = desc->tdtypmod;
+	h->packnatts = desc->natts;
+	h->packoffsok = false;
+	if (!ok)
+		return;
+
+	offs = palloc(sizeof(int) * h->maxattidx);
+	for (int a = 0; a < h->maxattidx && ok; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+
+		if (att->attlen > 0)
+			off = att_align_nominal(off, att->attalign);
+		else
+			ok = att->attlen == -1 && a == h->maxattidx - 1 &&
+				att_align_nominal(off, att->attalign) == off;
+		offs[a] = off;
+		off += att->attlen;
+	}
+	for (int i = 0; i < h->ncols && ok; i++)
+	{
+		BackfillPackStep *p = &h->pack[i];
+		Form_pg_attribute att = TupleDescAttr(desc, p->attidx);
+
+		ok = att->attlen == p->len &&
+			att->attbyval == (p->kind != PACK_FIXED && p->kind != PACK_VARLENA);
+		p->off = offs[p->attidx];
+		/* 8 bytes read from here stay within the columns: one load, masked */
+		p->wide = p->off + 8 <= off;
+	}
+	pfree(offs);
+	h->packoffsok = ok;
+}
+
+/*
+ * The data of the heap tuple in slot, if the planned columns can be read from
+ * it directly: a heap, buffer or minimal tuple slot holding a tuple that has
+ * every column the hasher reads, none of them NULL, at fixed offsets.
+ */
+static const char *
+PackedTupleData(BackfillRowHasher *h, TupleTableSlot *slot)
+{
+	HeapTuple	tuple;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	if (TTS_IS_BUFFERTUPLE(slot) || TTS_IS_HEAPTUPLE(slot))
+		tuple = ((HeapTupleTableSlot *) slot)->tuple;
+	else if (TTS_IS_MINIMALTUPLE(slot))
+		tuple = ((MinimalTupleTableSlot *) slot)->tuple;
+	else
+		return NULL;
+	if (tuple == NULL || HeapTupleHasNulls(tuple) ||
+		HeapTupleHeaderGetNatts(tuple->t_data) < h->maxattidx)
+		return NULL;
+	/* a descriptor freed and made again at the same address is another one */
+	if (desc != h->packdesc || desc->tdtypeid != h->packtype ||
+		desc->tdtypmod != h->packtypmod || desc->natts != h->packnatts)
+		PackOffsets(h, desc);
+	if (!h->packoffsok)
+		return NULL;
+	return (const char *) tuple->t_data + tuple->t_data->t_hoff;
+}
+
+/* The len bytes at p, as a pass-by-value Datum of that length holds them. */
+static pg_attribute_always_inline uint64
+LoadSmall(const char *p, int len)
+{
+	switch (len)
+	{
+		case 1:
+			return *(const uint8 *) p;
+		case 2:
+			{
+				uint16		v;
+
+				memcpy(&v, p, 2);
+				return v;
+			}
+		case 4:
+			{
+				uint32		v;
+
+				memcpy(&v, p, 4);
+				return v;
+			}
+		default:
+			{
+				uint64		v;
+
+				memcpy(&v, p, 8);
+				return v;
+			}
+	}
+}
+
+/*
+ * Hash a planned row, from a heap tuple's data (data not NULL) or from
+ * values, into *hash: the words its values fill, then its NULL flags, all
+ * zero; the words HashValues folds for the same values.  False, leaving
+ * *hash alone, when a varlena is compressed or kept out of line: such a row
+ * takes HashValues' way, which detoasts it.
+ */
+static pg_attribute_always_inline bool
+HashPackedAs(BackfillRowHasher *h, const char *data, const Datum *values, bool small_only,
+			 uint64 *hash)
+{
+	BackfillSipState s = h->start;
+	uint64		word = 0;
+
+	for (int i = 0; i < h->ncols; i++)
+	{
+		const BackfillPackStep *p = &h->pack[i];
+		const char *at = data ? data + p->off : NULL;
+		Datum		value = data ? 0 : values[p->attidx];
+
+		if (small_only)
+			word |= ((data ? LoadSmall(at, p->wide ? 8 : p->len) : (uint64) value) & p->mask) << p->shift;
+		else switch (p->kind)
+		{
+			case PACK_SMALL:
+			case PACK_WORD:
+				word |= ((data ? LoadSmall(at, p->len) : (uint64) value) & p->mask) << p->shift;
+				break;
+			case PACK_FLOAT4:
+				{
+					float4		f;
+					uint32		bits;
+
+					if (data)
+						memcpy(&f, at, sizeof(f));
+					else
+						f = DatumGetFloat4(value);
+					if (isnan(f))
+						f = get_float4_nan();
+					memcpy(&bits, &f, sizeof(bits));
+					word |= (uint64) bits << p->shift;
+					break;
+				}
+			case PACK_FLOAT8:
+				{
+					float8		f;
+
+					if (data)
+						memcpy(&f, at, sizeof(f));
+					else
+						f = DatumGetFloat8(value);
+					word = Float8Bits(f);
+					break;
+				}
+			case PACK_FIXED:
+				StepBytes(&s, (const unsigned char *) (data ? at : DatumGetPointer(value)), p->len);
+				break;
+			case PACK_VARLENA:
+				{
+					const char *v = data ? at : DatumGetPointer(value);
+
+					if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+						return false;
+					StepBytes(&s, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+					break;
+				}
+		}
+		if (p->last)
+		{
+			Absorb(&s, word);
+			word = 0;
+		}
+	}
+	for (int w = (h->ncols + 63) >> 6; w > 0; w--)
+		Absorb(&s, 0);
+	*hash = SipFinish(&s, 3);
+	return true;
+}
+
+/*
+ * HashPackedAs, made apart for rows of integers, dates, booleans and the
+ * like only, which fold their values with no choice at all.
+ */
+static pg_attribute_always_inline bool
+HashPacked(BackfillRowHasher *h, const char *data, const Datum *values, uint64 *hash)
+{
+	if (h->packsmall)
+		return HashPackedAs(h, data, values, true, hash);
+	return HashPackedAs(h, data, values, false, hash);
+}
+
 /* The state every row starts from: the key, the seed, the columns' names. */
 static void
 RowHasherStart(BackfillRowHasher *h)
@@ -822,6 +1109,8 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 		ValueHasherInit(&h->cols[i].vh, TupleDescAttr(desc, h->cols[i].attidx)->atttypid,
 						CurrentMemoryContext);
 
+	PlanPacking(h);
+
 	LoadKeys(keys);
 	h->k0 = keys[0];
 	h->k1 = keys[1];
@@ -857,6 +1146,17 @@ HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 	uint64		nulls[(MaxTupleAttributeNumber + 63) / 64];
 	int			nwords = (h->ncols + 63) >> 6;
 
+	if (h->pack != NULL)
+	{
+		bool		anynull = false;
+		uint64		hash;
+
+		for (int i = 0; i < h->ncols; i++)
+			anynull |= isnull[h->pack[i].attidx];
+		if (!anynull && HashPacked(h, NULL, values, &hash))
+			return hash;
+	}
+
 	s = h->start;
 	for (int w = 0; w < nwords; w++)
 		nulls[w] = 0;
@@ -889,6 +1189,14 @@ HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
+	if (h->pack != NULL)
+	{
+		const char *data = PackedTupleData(h, slot);
+		uint64		hash;
+
+		if (data != NULL && HashPacked(h, data, NULL, &hash))
+			return hash;
+	}
 	slot_getsomeattrs(slot, h->maxattidx);
 	return HashValues(h, slot->tts_values, slot->tts_isnull);
 }

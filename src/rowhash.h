@@ -70,6 +70,33 @@ typedef struct BackfillSipState
 	int			pendlen;		/* and how many bytes they take */
 } BackfillSipState;
 
+/* How a value of a planned row is folded (rowhash.c, PlanPacking). */
+typedef enum BackfillPackKind
+{
+	PACK_SMALL,					/* pass-by-value of 4 bytes or less: packed */
+	PACK_FLOAT4,				/* float4, packed, every NaN alike */
+	PACK_WORD,					/* pass-by-value of 8 bytes: a word */
+	PACK_FLOAT8,				/* float8, a word, every NaN alike */
+	PACK_FIXED,					/* fixed length by reference: typlen bytes */
+	PACK_VARLENA				/* variable length: its content */
+} BackfillPackKind;
+
+/*
+ * Where one value of a row goes when every hashed value is of a kind above
+ * and none is NULL: such rows fold the same words, in the same places.
+ */
+typedef struct BackfillPackStep
+{
+	BackfillPackKind kind;
+	int			attidx;			/* 0-based position in the slot */
+	int			len;			/* typlen */
+	uint64		mask;			/* PACK_SMALL, PACK_WORD: its bits in a Datum */
+	int			shift;			/* where a packed value goes in its word, in bits */
+	bool		last;			/* the last value of its word */
+	int			off;			/* where it lies in a heap tuple's data */
+	bool		wide;			/* 8 bytes from off lie within the tuple's data */
+} BackfillPackStep;
+
 typedef struct BackfillRowHasher
 {
 	int			ncols;
@@ -82,6 +109,15 @@ typedef struct BackfillRowHasher
 	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
 	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
+	/* rows of the kinds a plan covers: one step per column, or NULL */
+	BackfillPackStep *pack;
+	bool		packsmall;		/* every one PACK_SMALL or PACK_WORD */
+	/* the descriptor the steps' offsets were worked out for, and what it was */
+	TupleDesc	packdesc;
+	Oid			packtype;
+	int32		packtypmod;
+	int			packnatts;
+	bool		packoffsok;		/* its columns up to maxattidx have fixed offsets */
 } BackfillRowHasher;
 
 /* The seed of a second hash family, which confirms what the first (seed 0) matched. */
