@@ -834,6 +834,7 @@ PlanPacking(BackfillRowHasher *h)
 		p->attidx = h->cols[i].attidx;
 		p->len = vh->typlen;
 		p->mask = vh->mask;
+		p->lenmask = vh->typlen >= 8 ? ~UINT64CONST(0) : (UINT64CONST(1) << (vh->typlen * 8)) - 1;
 		p->off = -1;
 		switch (vh->mode)
 		{
@@ -879,7 +880,7 @@ PlanPacking(BackfillRowHasher *h)
 static void
 PackOffsets(BackfillRowHasher *h, TupleDesc desc)
 {
-	int		   *offs;
+	int			offs[MaxTupleAttributeNumber];
 	int			off = 0;
 	bool		ok = desc->natts >= h->maxattidx;
 
@@ -891,7 +892,6 @@ PackOffsets(BackfillRowHasher *h, TupleDesc desc)
 	if (!ok)
 		return;
 
-	offs = palloc(sizeof(int) * h->maxattidx);
 	for (int a = 0; a < h->maxattidx && ok; a++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, a);
@@ -902,7 +902,7 @@ PackOffsets(BackfillRowHasher *h, TupleDesc desc)
 			ok = att->attlen == -1 && a == h->maxattidx - 1 &&
 				att_align_nominal(off, att->attalign) == off;
 		offs[a] = off;
-		off += att->attlen;
+		off += Max(att->attlen, 0);
 	}
 	for (int i = 0; i < h->ncols && ok; i++)
 	{
@@ -912,10 +912,17 @@ PackOffsets(BackfillRowHasher *h, TupleDesc desc)
 		ok = att->attlen == p->len &&
 			att->attbyval == (p->kind != PACK_FIXED && p->kind != PACK_VARLENA);
 		p->off = offs[p->attidx];
-		/* 8 bytes read from here stay within the columns: one load, masked */
+
+		/*
+		 * 8 bytes read from here stay within the columns: one load, masked,
+		 * where the value's bytes are the low ones
+		 */
+#ifdef WORDS_BIGENDIAN
+		p->wide = false;
+#else
 		p->wide = p->off + 8 <= off;
+#endif
 	}
-	pfree(offs);
 	h->packoffsok = ok;
 }
 
@@ -1001,12 +1008,14 @@ HashPackedAs(BackfillRowHasher *h, const char *data, const Datum *values, bool s
 		Datum		value = data ? 0 : values[p->attidx];
 
 		if (small_only)
-			word |= ((data ? LoadSmall(at, p->wide ? 8 : p->len) : (uint64) value) & p->mask) << p->shift;
+			word |= (data ? LoadSmall(at, p->wide ? 8 : p->len) & p->lenmask
+					 : (uint64) value & p->mask) << p->shift;
 		else switch (p->kind)
 		{
 			case PACK_SMALL:
 			case PACK_WORD:
-				word |= ((data ? LoadSmall(at, p->len) : (uint64) value) & p->mask) << p->shift;
+				word |= (data ? LoadSmall(at, p->len)
+						 : (uint64) value & p->mask) << p->shift;
 				break;
 			case PACK_FLOAT4:
 				{

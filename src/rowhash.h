@@ -91,6 +91,7 @@ typedef struct BackfillPackStep
 	int			attidx;			/* 0-based position in the slot */
 	int			len;			/* typlen */
 	uint64		mask;			/* PACK_SMALL, PACK_WORD: its bits in a Datum */
+	uint64		lenmask;		/* and the bits of its len bytes, loaded from a tuple */
 	int			shift;			/* where a packed value goes in its word, in bits */
 	bool		last;			/* the last value of its word */
 	int			off;			/* where it lies in a heap tuple's data */
