@@ -262,6 +262,18 @@ Float8Bits(float8 f)
 	return bits;
 }
 
+/* The bits of a float4, every NaN alike. */
+static inline uint32
+Float4Bits(float4 f)
+{
+	uint32		bits;
+
+	if (isnan(f))
+		f = get_float4_nan();
+	memcpy(&bits, &f, sizeof(bits));
+	return bits;
+}
+
 /* Is typid one of the built-in reg* types or aclitem, whose values are OIDs? */
 static bool
 IsOidAlias(Oid typid)
@@ -640,16 +652,8 @@ StepComplex(BackfillRowHasher *h, BackfillValueHasher *vh, BackfillSipState *s, 
 	switch (vh->mode)
 	{
 		case HASH_FLOAT4:
-			{
-				float4		f = DatumGetFloat4(value);
-				uint32		bits;
-
-				if (isnan(f))
-					f = get_float4_nan();
-				memcpy(&bits, &f, sizeof(bits));
-				StepSmall(s, bits, sizeof(bits));
-				return;
-			}
+			StepSmall(s, Float4Bits(DatumGetFloat4(value)), sizeof(uint32));
+			return;
 		case HASH_FLOAT8S:
 			{
 				const char *p = DatumGetPointer(value);
@@ -834,6 +838,7 @@ PlanPacking(BackfillRowHasher *h)
 		p->attidx = h->cols[i].attidx;
 		p->len = vh->typlen;
 		p->mask = vh->mask;
+		p->byval = vh->typbyval;
 		p->lenmask = vh->typlen >= 8 ? ~UINT64CONST(0) : (UINT64CONST(1) << (vh->typlen * 8)) - 1;
 		p->off = -1;
 		switch (vh->mode)
@@ -909,8 +914,7 @@ PackOffsets(BackfillRowHasher *h, TupleDesc desc)
 		BackfillPackStep *p = &h->pack[i];
 		Form_pg_attribute att = TupleDescAttr(desc, p->attidx);
 
-		ok = att->attlen == p->len &&
-			att->attbyval == (p->kind != PACK_FIXED && p->kind != PACK_VARLENA);
+		ok = att->attlen == p->len && att->attbyval == p->byval;
 		p->off = offs[p->attidx];
 
 		/*
@@ -1004,57 +1008,42 @@ HashPackedAs(BackfillRowHasher *h, const char *data, const Datum *values, bool s
 	for (int i = 0; i < h->ncols; i++)
 	{
 		const BackfillPackStep *p = &h->pack[i];
-		const char *at = data ? data + p->off : NULL;
-		Datum		value = data ? 0 : values[p->attidx];
 
 		if (small_only)
-			word |= (data ? LoadSmall(at, p->wide ? 8 : p->len) & p->lenmask
-					 : (uint64) value & p->mask) << p->shift;
-		else switch (p->kind)
 		{
-			case PACK_SMALL:
-			case PACK_WORD:
-				word |= (data ? LoadSmall(at, p->len)
-						 : (uint64) value & p->mask) << p->shift;
-				break;
-			case PACK_FLOAT4:
-				{
-					float4		f;
-					uint32		bits;
+			word |= (data ? LoadSmall(data + p->off, p->wide ? 8 : p->len) & p->lenmask
+					 : (uint64) values[p->attidx] & p->mask) << p->shift;
+		}
+		else
+		{
+			Datum		value = data ? fetch_att(data + p->off, p->byval, p->len)
+				: values[p->attidx];
 
-					if (data)
-						memcpy(&f, at, sizeof(f));
-					else
-						f = DatumGetFloat4(value);
-					if (isnan(f))
-						f = get_float4_nan();
-					memcpy(&bits, &f, sizeof(bits));
-					word |= (uint64) bits << p->shift;
+			switch (p->kind)
+			{
+				case PACK_SMALL:
+				case PACK_WORD:
+					word |= ((uint64) value & p->mask) << p->shift;
 					break;
-				}
-			case PACK_FLOAT8:
-				{
-					float8		f;
+				case PACK_FLOAT4:
+					word |= (uint64) Float4Bits(DatumGetFloat4(value)) << p->shift;
+					break;
+				case PACK_FLOAT8:
+					word = Float8Bits(DatumGetFloat8(value));
+					break;
+				case PACK_FIXED:
+					StepBytes(&s, (const unsigned char *) DatumGetPointer(value), p->len);
+					break;
+				case PACK_VARLENA:
+					{
+						const char *v = DatumGetPointer(value);
 
-					if (data)
-						memcpy(&f, at, sizeof(f));
-					else
-						f = DatumGetFloat8(value);
-					word = Float8Bits(f);
-					break;
-				}
-			case PACK_FIXED:
-				StepBytes(&s, (const unsigned char *) (data ? at : DatumGetPointer(value)), p->len);
-				break;
-			case PACK_VARLENA:
-				{
-					const char *v = data ? at : DatumGetPointer(value);
-
-					if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-						return false;
-					StepBytes(&s, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
-					break;
-				}
+						if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+							return false;
+						StepBytes(&s, (const unsigned char *) VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+						break;
+					}
+			}
 		}
 		if (p->last)
 		{

@@ -90,6 +90,7 @@ typedef struct BackfillPackStep
 	BackfillPackKind kind;
 	int			attidx;			/* 0-based position in the slot */
 	int			len;			/* typlen */
+	bool		byval;			/* typbyval */
 	uint64		mask;			/* PACK_SMALL, PACK_WORD: its bits in a Datum */
 	uint64		lenmask;		/* and the bits of its len bytes, loaded from a tuple */
 	int			shift;			/* where a packed value goes in its word, in bits */
