@@ -166,11 +166,16 @@ PG_FUNCTION_INFO_V1(backfill_bytes_differ);
 Datum
 backfill_bytes_differ(PG_FUNCTION_ARGS)
 {
-	int16		typlen;
-	bool		typbyval;
+	WouldChange *wc = (WouldChange *) fcinfo->flinfo->fn_extra;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(PG_ARGISNULL(0) != PG_ARGISNULL(1));
-	get_typlenbyval(get_fn_expr_argtype(fcinfo->flinfo, 0), &typlen, &typbyval);
-	PG_RETURN_BOOL(!datum_image_eq(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), typbyval, typlen));
+	/* the type's length and passing, looked up once per call site */
+	if (wc == NULL)
+	{
+		wc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(WouldChange));
+		get_typlenbyval(get_fn_expr_argtype(fcinfo->flinfo, 0), &wc->typlen, &wc->typbyval);
+		fcinfo->flinfo->fn_extra = wc;
+	}
+	PG_RETURN_BOOL(!datum_image_eq(PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), wc->typbyval, wc->typlen));
 }

@@ -29,6 +29,7 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
@@ -139,7 +140,7 @@ BackfillCitusDistributed(Oid relid)
 }
 
 /* How an error names a kind of table. */
-const char *
+static const char *
 BackfillCitusKindName(BackfillCitusKind kind)
 {
 	switch (kind)
@@ -166,7 +167,11 @@ MutableFunction(Oid funcid, void *context)
 	return true;
 }
 
-/* Find a call that is not IMMUTABLE in node (subqueries too); *funcid is InvalidOid for CURRENT_DATE and its kin. */
+/*
+ * Name a call that is not IMMUTABLE in node (subqueries too), for the error
+ * of a query contain_mutable_functions found one in; *funcid stays
+ * InvalidOid for CURRENT_DATE and its kin.
+ */
 static bool
 MutableWalker(Node *node, Oid *funcid)
 {
@@ -197,8 +202,9 @@ RefuseMutable(CachedPlanSource *ps, const char *argname, const char *target)
 
 	foreach(lc, ps->query_list)
 	{
-		if (!MutableWalker((Node *) lfirst(lc), &funcid))
+		if (!contain_mutable_functions((Node *) lfirst(lc)))
 			continue;
+		(void) MutableWalker((Node *) lfirst(lc), &funcid);
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s calls %s, which is not IMMUTABLE: Citus cannot merge it into distributed table %s",
@@ -251,10 +257,10 @@ RefuseForeignSources(CachedPlanSource *ps, BackfillCitusRel *cr, const char *tar
  * that are not IMMUTABLE in the source or the scope.  Then lock the target
  * on every node in mode (SQL LOCK TABLE, which Citus propagates to the
  * shards; the lock already held on the coordinator does not stop writes made
- * through a worker).  Does nothing for a table Citus does not hold.  Must be
- * called inside SPI.
+ * through a worker).  Does nothing for a table Citus does not hold.  Whether
+ * relid is a distributed table.  Must be called inside SPI.
  */
-void
+bool
 BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *scope, const char *mode)
 {
 	BackfillCitusRel cr;
@@ -265,7 +271,7 @@ BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *s
 
 	BackfillCitusDescribe(relid, &cr);
 	if (cr.kind == BACKFILL_CITUS_NONE || cr.kind == BACKFILL_CITUS_LOCAL)
-		return;
+		return false;
 	if (cr.kind == BACKFILL_CITUS_REFERENCE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -294,6 +300,7 @@ BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *s
 		SPI_freeplan(plan);
 	}
 	BackfillCitusLock(relid, false, mode);
+	return true;
 }
 
 /*

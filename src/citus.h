@@ -35,8 +35,7 @@ extern bool BackfillCitusPresent(void);
 extern void BackfillRequireCoordinator(const char *func);
 extern void BackfillCitusDescribe(Oid relid, BackfillCitusRel *cr);
 extern bool BackfillCitusDistributed(Oid relid);
-extern const char *BackfillCitusKindName(BackfillCitusKind kind);
-extern void BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *scope,
+extern bool BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *scope,
 									const char *mode);
 extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 

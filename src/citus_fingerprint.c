@@ -51,6 +51,7 @@
 #include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
+#include "relation.h"
 #include "rowhash.h"
 #include "spi_util.h"
 
@@ -61,7 +62,6 @@
 typedef struct ArgsHasher
 {
 	char	   *relname;		/* backfill_fingerprint_row: rel, as given */
-	Oid			relid;
 	int			ncols;
 	BackfillRowHasher *hasher;
 	Datum	   *values;
@@ -147,7 +147,6 @@ LanesSetup(FunctionCallInfo fcinfo, const char *relname)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
 	cache->relname = pstrdup(relname);
-	cache->relid = relid;
 	cache->ncols = PG_NARGS() - 1;
 	desc = CreateTemplateTupleDesc(Max(cache->ncols, 1));
 	reldesc = lookup_rowtype_tupdesc(reltype, -1);
@@ -244,33 +243,30 @@ backfill_fingerprint_lane2(PG_FUNCTION_ARGS)
 /*
  * The query fingerprinting relid per shard: the count and the two exact sums
  * (numeric, as text).  NULL when the extension's schema is not usable by the
- * current role.
+ * current role, or rel has no column or more than a function takes after rel.
  */
 static char *
 PerShardQuery(Oid relid, const char *scope)
 {
 	Oid			nsp = BackfillInstalledSchema();
-	TupleDesc	desc;
-	StringInfoData cols;
+	const char *qnsp;
+	char	   *cols;
+	int			ncols;
 	StringInfoData sql;
 
 	if (!OidIsValid(nsp) || BackfillSchemaAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return NULL;
-	initStringInfo(&cols);
-	desc = lookup_rowtype_tupdesc(get_rel_type_id(relid), -1);
-	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped)
-			appendStringInfo(&cols, ", %s", quote_identifier(NameStr(TupleDescAttr(desc, i)->attname)));
-	ReleaseTupleDesc(desc);
-	if (cols.len == 0)
+	cols = BackfillRelColumnArgs(relid, &ncols);
+	if (ncols == 0 || ncols > FUNC_MAX_ARGS - 1)
 		return NULL;
 
+	qnsp = quote_identifier(get_namespace_name(nsp));
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "SELECT pg_catalog.count(*), pg_catalog.sum(h)::pg_catalog.text, pg_catalog.sum(%s.backfill_fingerprint_lane2(h))::pg_catalog.text"
 					 " FROM (SELECT %s.backfill_fingerprint_row(%s%s) AS h FROM %s",
-					 BackfillCitusQuotedSchema(), BackfillCitusQuotedSchema(),
-					 quote_literal_cstr(BackfillQualifiedName(relid)), cols.data, BackfillQualifiedName(relid));
+					 qnsp, qnsp, quote_literal_cstr(BackfillQualifiedName(relid)), cols,
+					 BackfillQualifiedName(relid));
 	if (scope != NULL)
 		appendStringInfo(&sql, " WHERE ((\n%s\n))", scope);
 	appendStringInfoString(&sql, ") s");

@@ -64,6 +64,7 @@
 
 #include "citus.h"
 #include "diff.h"
+#include "relation.h"
 #include "rowhash.h"
 #include "spi_util.h"
 
@@ -659,19 +660,12 @@ OpenRowOrigins(DiffSide *side, Relation *rels, TupleTableSlot **slots)
 
 	for (int r = 0; r < side->nrels; r++)
 	{
-		TupleDesc	reldesc;
-
 		/* the query that returned its rows holds a lock on it */
 		rels[r] = table_open(side->rels[r], AccessShareLock);
 		if (rels[r]->rd_rel->relkind != RELKIND_RELATION && rels[r]->rd_rel->relkind != RELKIND_MATVIEW)
 			return false;
-		reldesc = RelationGetDescr(rels[r]);
-		if (reldesc->natts != desc->natts)
+		if (!BackfillSameLayout(RelationGetDescr(rels[r]), desc))
 			return false;
-		for (int c = 0; c < desc->natts; c++)
-			if (TupleDescAttr(reldesc, c)->atttypid != TupleDescAttr(desc, c)->atttypid ||
-				TupleDescAttr(reldesc, c)->attisdropped)
-				return false;
 		slots[r] = table_slot_create(rels[r], NULL);
 	}
 	return true;
@@ -881,7 +875,6 @@ typedef struct ShardDiffReceiver
 {
 	DestReceiver pub;
 	DiffState  *st;
-	List	   *keys;
 	int			first[2];		/* slot position of each side's presence flag */
 	int		   *keyidx[2];
 	int		   *rowidx[2];
@@ -948,7 +941,6 @@ DiffPerShard(DiffState *st, const char *qa, const char *qb, List *keys)
 	memset(&r, 0, sizeof(r));
 	BackfillInitReceiver(&r.pub, ShardDiffReceive, NULL);
 	r.st = st;
-	r.keys = keys;
 	r.first[0] = 0;
 	r.first[1] = 2 + st->a.origdesc->natts;
 	for (int s = 0; s < 2; s++)

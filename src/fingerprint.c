@@ -181,10 +181,9 @@ LargeEnoughForWorkers(Oid relid)
 static char *
 FingerprintAggQuery(Oid relid)
 {
-	TupleDesc	desc;
-	StringInfoData sql;
 	Oid			nsp;
-	int			ncols = 0;
+	char	   *cols;
+	int			ncols;
 
 	if (max_parallel_workers_per_gather <= 0 || !LargeEnoughForWorkers(relid))
 		return NULL;
@@ -193,25 +192,12 @@ FingerprintAggQuery(Oid relid)
 		BackfillSchemaAclCheck(nsp, GetUserId(), ACL_USAGE) != ACLCHECK_OK)
 		return NULL;
 
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT %s.backfill_fingerprint_agg('%u'::pg_catalog.oid::pg_catalog.regclass",
-					 quote_identifier(get_namespace_name(nsp)), relid);
-	desc = lookup_rowtype_tupdesc(get_rel_type_id(relid), -1);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (att->attisdropped)
-			continue;
-		appendStringInfo(&sql, ", %s", quote_identifier(NameStr(att->attname)));
-		ncols++;
-	}
-	ReleaseTupleDesc(desc);
+	cols = BackfillRelColumnArgs(relid, &ncols);
 	/* the transition function takes the state, rel and the columns */
 	if (ncols == 0 || ncols > FUNC_MAX_ARGS - 2)
 		return NULL;
-	appendStringInfoChar(&sql, ')');
-	return sql.data;
+	return psprintf("SELECT %s.backfill_fingerprint_agg('%u'::pg_catalog.oid::pg_catalog.regclass%s)",
+					quote_identifier(get_namespace_name(nsp)), relid, cols);
 }
 
 /*

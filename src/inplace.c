@@ -36,9 +36,9 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_type.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
-#include "parser/parse_coerce.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -48,6 +48,7 @@
 #include "miscadmin.h"
 #include "utils/rel.h"
 
+#include "assign.h"
 #include "fingerprint.h"
 #include "inplace.h"
 #include "rowhash.h"
@@ -72,11 +73,11 @@ typedef struct InPlace
 	int64		nrows;
 	int64		maxrows;
 	ArrayBuildState **arrays;	/* per column: the source rows to insert */
+	TupleDesc	desc;			/* the source's columns */
 	Oid		   *types;
-	int32	   *typmods;		/* the partition's (then -1 where the source's is the same) */
-	FmgrInfo   *coerce;			/* and the function that applies it */
-	int16	   *typlens;
-	bool	   *typbyvals;
+	int32	   *typmods;		/* the partition's */
+	ExprState **assign;			/* per column: INSERT's assignment to it, or NULL */
+	ExprContext *econtext;		/* where a row's assigned values live */
 	Datum	   *values;
 	bool	   *isnull;
 	uint64		ninsert;
@@ -84,6 +85,7 @@ typedef struct InPlace
 	Size		used;			/* bytes of rows read and rows to insert */
 	Size		budget;			/* at most this many, else the caller writes every row */
 	BackfillFingerprint *before;	/* the stored rows' sums, as backfill_fingerprint's */
+	BackfillFingerprint *after;	/* the source rows', as the partition will hold them */
 	MemoryContext cxt;
 } InPlace;
 
@@ -135,7 +137,12 @@ CompareStored(const void *a, const void *b)
 	return 0;
 }
 
-/* The first stored row hashing as (h1, h2) that no source row took yet, or NULL. */
+/*
+ * The first stored row hashing as (h1, h2) that no source row took yet, or
+ * NULL.  Rows alike are taken first to last, so the taken ones of a run of
+ * equal hashes come first: one binary search finds the first row that is
+ * neither before the run nor taken, however many rows are alike.
+ */
 static StoredRow *
 FindUnkept(InPlace *ip, uint64 h1, uint64 h2)
 {
@@ -147,14 +154,13 @@ FindUnkept(InPlace *ip, uint64 h1, uint64 h2)
 		int64		mid = lo + (hi - lo) / 2;
 		StoredRow  *r = &ip->rows[mid];
 
-		if (r->h1 < h1 || (r->h1 == h1 && r->h2 < h2))
+		if (r->h1 < h1 || (r->h1 == h1 && (r->h2 < h2 || (r->h2 == h2 && r->kept))))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < ip->nrows && ip->rows[lo].h1 == h1 && ip->rows[lo].h2 == h2; lo++)
-		if (!ip->rows[lo].kept)
-			return &ip->rows[lo];
+	if (lo < ip->nrows && ip->rows[lo].h1 == h1 && ip->rows[lo].h2 == h2)
+		return &ip->rows[lo];
 	return NULL;
 }
 
@@ -168,21 +174,25 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 {
 	InPlace    *ip = (InPlace *) self;
 	StoredRow  *row;
+	uint64		h1;
 	MemoryContext old;
 
 	slot_getallattrs(slot);
+	ResetExprContext(ip->econtext);
 	for (int c = 0; c < ip->ncols; c++)
 	{
 		ip->values[c] = slot->tts_values[c];
 		ip->isnull[c] = slot->tts_isnull[c];
-		if (ip->typmods[c] >= 0 && !ip->isnull[c])
-			ip->values[c] = ip->coerce[c].fn_nargs == 2 ?
-				FunctionCall2(&ip->coerce[c], ip->values[c], Int32GetDatum(ip->typmods[c])) :
-				FunctionCall3(&ip->coerce[c], ip->values[c], Int32GetDatum(ip->typmods[c]),
-							  BoolGetDatum(false));
+		if (ip->assign[c] != NULL)
+			ip->values[c] = BackfillAssignValue(ip->assign[c], ip->econtext, ip->values[c],
+												ip->isnull[c], &ip->isnull[c]);
 	}
-	row = FindUnkept(ip, BackfillHashValues(ip->h1, ip->values, ip->isnull),
-					 BackfillHashValues(ip->h2, ip->values, ip->isnull));
+	h1 = BackfillHashValues(ip->h1, ip->values, ip->isnull);
+	/* every source row is a row of the partition afterwards, kept or inserted */
+	ip->after->rows++;
+	ip->after->sum1 += h1;
+	ip->after->sum2 += BackfillFingerprintLane2(h1);
+	row = FindUnkept(ip, h1, BackfillHashValues(ip->h2, ip->values, ip->isnull));
 	if (row != NULL)
 	{
 		row->kept = true;
@@ -192,9 +202,11 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 	old = MemoryContextSwitchTo(ip->cxt);
 	for (int c = 0; c < ip->ncols; c++)
 	{
-		if (!Spend(ip, sizeof(Datum) + (ip->isnull[c] ? 0 : ip->typlens[c] == -1 ?
+		Form_pg_attribute att = TupleDescAttr(ip->desc, c);
+
+		if (!Spend(ip, sizeof(Datum) + (ip->isnull[c] ? 0 : att->attlen == -1 ?
 										toast_raw_datum_size(ip->values[c]) :
-										datumGetSize(ip->values[c], ip->typbyvals[c], ip->typlens[c]))))
+										datumGetSize(ip->values[c], att->attbyval, att->attlen))))
 		{
 			MemoryContextSwitchTo(old);
 			return false;
@@ -208,32 +220,25 @@ ReceiveSource(TupleTableSlot *slot, DestReceiver *self)
 }
 
 /*
- * Keep the partition's typmod (ip->typmods, from SourceFits) of each column
- * whose value the source gives with another, and the function applying it
- * (as INSERT would); -1 where none is needed.
+ * INSERT's assignment of each source column to the partition's column of
+ * the same type and its typmod (ip->typmods, from SourceFits), where it
+ * changes the value (assign.c).
  */
 static void
-PrepareCoercions(InPlace *ip, TupleDesc desc)
+PrepareAssignments(InPlace *ip)
 {
-	ip->coerce = palloc0(sizeof(FmgrInfo) * ip->ncols);
+	ip->assign = palloc0(sizeof(ExprState *) * ip->ncols);
+	ip->econtext = CreateStandaloneExprContext();
 	ip->values = palloc(sizeof(Datum) * ip->ncols);
 	ip->isnull = palloc(sizeof(bool) * ip->ncols);
-	ip->typlens = palloc(sizeof(int16) * ip->ncols);
-	ip->typbyvals = palloc(sizeof(bool) * ip->ncols);
 	for (int c = 0; c < ip->ncols; c++)
 	{
-		Form_pg_attribute sa = TupleDescAttr(desc, c);
-		int32		typmod = ip->typmods[c];
-		Oid			fn;
+		Form_pg_attribute sa = TupleDescAttr(ip->desc, c);
+		Expr	   *assign = BackfillAssignExpr(sa->atttypid, sa->atttypmod, sa->attcollation,
+												sa->atttypid, ip->typmods[c]);
 
-		get_typlenbyval(sa->atttypid, &ip->typlens[c], &ip->typbyvals[c]);
-		ip->typmods[c] = -1;
-		if (typmod >= 0 && typmod != sa->atttypmod &&
-			find_typmod_coercion_function(sa->atttypid, &fn) == COERCION_PATH_FUNC)
-		{
-			ip->typmods[c] = typmod;
-			fmgr_info(fn, &ip->coerce[c]);
-		}
+		if (assign != NULL)
+			ip->assign[c] = BackfillAssignState(assign);
 	}
 }
 
@@ -335,7 +340,7 @@ ReadStored(InPlace *ip, const char *table, const char *cols)
 static bool
 MatchSource(InPlace *ip, SPIPlanPtr plan, TupleDesc desc)
 {
-	PrepareCoercions(ip, desc);
+	PrepareAssignments(ip);
 	ip->h1 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
 	ip->h2 = BackfillRowHasherCreate(desc, ip->ncols, NULL);
 	BackfillRowHasherSetSeed(ip->h2, BACKFILL_SECOND_SEED);
@@ -393,8 +398,9 @@ InsertNew(InPlace *ip, const char *table, const char *cols)
 
 /*
  * Rewrite partition relid to hold the rows of the query bound, writing only
- * the rows that differ (see the head of the file), and set *before to the
- * fingerprint of the rows it held, read on the way.  Returns false, having
+ * the rows that differ (see the head of the file), and set *before and
+ * *after to the fingerprints of the rows it held and holds, hashed on the
+ * way (a row it holds is a source row as INSERT's assignment stores it).  Returns false, having
  * written nothing, with the reason in *why, if bound does not return the
  * partition's columns as they are, the partition has triggers or the rows
  * outgrow the budget (the caller then deletes and fills it whole).  Inside
@@ -402,7 +408,7 @@ InsertNew(InPlace *ip, const char *table, const char *cols)
  */
 bool
 BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts, const char **why,
-						 BackfillFingerprint *before)
+						 BackfillFingerprint *before, BackfillFingerprint *after)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill in place",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -421,10 +427,13 @@ BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *co
 	ip.cxt = cxt;
 	ip.budget = (Size) maintenance_work_mem * 1024;
 	ip.ncols = desc->natts;
+	ip.desc = desc;
 	ip.types = palloc(sizeof(Oid) * ip.ncols);
 	ip.typmods = palloc(sizeof(int32) * ip.ncols);
 	ip.before = before;
+	ip.after = after;
 	memset(before, 0, sizeof(*before));
+	memset(after, 0, sizeof(*after));
 	ip.arrays = palloc0(sizeof(ArrayBuildState *) * ip.ncols);
 	for (int c = 0; c < ip.ncols; c++)
 		ip.types[c] = TupleDescAttr(desc, c)->atttypid;
@@ -440,6 +449,7 @@ BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *co
 		counts->inserted = ip.ninsert;
 		counts->unchanged = ip.nkept;
 		BackfillFingerprintSeal(before);
+		BackfillFingerprintSeal(after);
 	}
 	SPI_freeplan(plan);
 	MemoryContextSwitchTo(old);

@@ -20,6 +20,7 @@ typedef struct BackfillRewriteCounts
 
 struct BackfillFingerprint;
 extern bool BackfillRewriteDiffering(Oid relid, const char *bound, BackfillRewriteCounts *counts,
-									 const char **why, struct BackfillFingerprint *before);
+									 const char **why, struct BackfillFingerprint *before,
+									 struct BackfillFingerprint *after);
 
 #endif							/* BACKFILL_INPLACE_H */

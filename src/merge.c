@@ -705,6 +705,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	MergeSql	m;
 	bool		delete_missing;
 	bool		allow_empty;
+	const char *nsp;
 	Snapshot	snap;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
@@ -732,17 +733,15 @@ backfill_merge(PG_FUNCTION_ARGS)
 	m.only = get_rel_relkind(m.relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
 	m.keylist = BackfillColumnListText(m.keys);
 	m.tscope = m.scope ? psprintf("((\n%s\n))", m.scope) : "true";
-	m.changefn = psprintf("%s.backfill_would_change",
-						  quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo))));
+	nsp = quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)));
+	m.changefn = psprintf("%s.backfill_would_change", nsp);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 
 	/* on Citus: what it cannot merge refused, and the target locked on every node */
-	BackfillCitusCheckMerge(m.relid, m.keys, m.source, m.scope, "SHARE ROW EXCLUSIVE");
-	if (BackfillCitusDistributed(m.relid))
-		m.bytesfn = psprintf("%s.backfill_bytes_differ",
-							 quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo))));
+	if (BackfillCitusCheckMerge(m.relid, m.keys, m.source, m.scope, "SHARE ROW EXCLUSIVE"))
+		m.bytesfn = psprintf("%s.backfill_bytes_differ", nsp);
 
 	MergeBuildSql(&m);
 

@@ -14,8 +14,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
@@ -153,6 +155,77 @@ BackfillRelColumns(Oid relid, List *names, const char *argname)
 		result = lappend_int(result, attnum);
 	}
 	return result;
+}
+
+/*
+ * ", c1, c2, ...": the columns of relid that are not dropped, in order,
+ * quoted, each after a comma (as arguments after another); their number in
+ * *ncols.
+ */
+char *
+BackfillRelColumnArgs(Oid relid, int *ncols)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(get_rel_type_id(relid), -1);
+	StringInfoData cols;
+
+	initStringInfo(&cols);
+	*ncols = 0;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped)
+			continue;
+		appendStringInfo(&cols, ", %s", quote_identifier(NameStr(att->attname)));
+		(*ncols)++;
+	}
+	ReleaseTupleDesc(desc);
+	return cols.data;
+}
+
+/*
+ * relid, or the first table above it, if it forces row-level security on its
+ * owner (the policies then bind a write of the owner's too); else
+ * InvalidOid.
+ */
+Oid
+BackfillForcedRowSecurity(Oid relid)
+{
+	List	   *rels = lcons_oid(relid, get_partition_ancestors(relid));
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		forced;
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for relation %u", lfirst_oid(lc));
+		forced = ((Form_pg_class) GETSTRUCT(tup))->relrowsecurity &&
+			((Form_pg_class) GETSTRUCT(tup))->relforcerowsecurity;
+		ReleaseSysCache(tup);
+		if (forced)
+			return lfirst_oid(lc);
+	}
+	return InvalidOid;
+}
+
+/* Whether rows of row type a are stored as rows of b: the same columns' types, in one order. */
+bool
+BackfillSameLayout(TupleDesc a, TupleDesc b)
+{
+	if (a->natts != b->natts)
+		return false;
+	for (int j = 0; j < a->natts; j++)
+	{
+		Form_pg_attribute aa = TupleDescAttr(a, j);
+		Form_pg_attribute ba = TupleDescAttr(b, j);
+
+		if (aa->attisdropped || ba->attisdropped || aa->atttypid != ba->atttypid ||
+			aa->attlen != ba->attlen || aa->attbyval != ba->attbyval || aa->attalign != ba->attalign)
+			return false;
+	}
+	return true;
 }
 
 /*

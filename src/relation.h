@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/tupdesc.h"
 #include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
 
@@ -26,6 +27,9 @@ extern Oid	BackfillLockFollowingName(Oid relid, const char *name, Oid nsp, const
 									  LOCKMODE lockmode);
 extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 							   int kinds, LOCKMODE lockmode);
+extern char *BackfillRelColumnArgs(Oid relid, int *ncols);
+extern Oid	BackfillForcedRowSecurity(Oid relid);
+extern bool BackfillSameLayout(TupleDesc a, TupleDesc b);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
 extern char *BackfillEqualityOperator(Oid type);

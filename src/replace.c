@@ -252,6 +252,7 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 {
 	Oid			parent;
 	Oid			part;
+	BackfillCitusRel cr;
 
 	BackfillResolvePart(relid, argname, bp);
 	BackfillCheckPartRights(bp);
@@ -286,18 +287,13 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 						bp->qualname)));
 
 	/* on Citus, the same locks on every node: writes through a worker wait too */
+	BackfillCitusDescribe(parent, &cr);
 	bp->distcol = NULL;
-	if (BackfillCitusPresent())
+	if (cr.kind == BACKFILL_CITUS_DISTRIBUTED)
 	{
-		BackfillCitusRel cr;
-
-		BackfillCitusDescribe(parent, &cr);
-		if (cr.kind == BACKFILL_CITUS_DISTRIBUTED)
-		{
-			bp->distcol = cr.distcol ? cr.distcol : "";
-			BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
-			BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
-		}
+		bp->distcol = cr.distcol ? cr.distcol : "";
+		BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
+		BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
 	}
 }
 
@@ -412,10 +408,10 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	int			nest;
 	BackfillStageTimes ignored;
 	instr_time	start;
-	instr_time	end;
 
 	if (times == NULL)
 		times = &ignored;
+	memset(times, 0, sizeof(BackfillStageTimes));
 	nest = BackfillPinSearchPath();
 	BackfillDescribeBound(bp);
 	BackfillRefuseReferencedPartition(bp);
@@ -429,9 +425,7 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 
 	INSTR_TIME_SET_CURRENT(start);
 	BackfillFingerprintRel(bp->part, NULL, false, before);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	times->fingerprint_ms = INSTR_TIME_GET_MILLISEC(end);
+	times->fingerprint_ms = BackfillMsSince(start);
 
 	plan = BackfillPrepareFill(bp, staging, source, nargs, argtypes);
 	INSTR_TIME_SET_CURRENT(start);
@@ -442,9 +436,7 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	}
 	else
 		BackfillFillStaging(bp, staging, plan, params, after);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	times->fill_ms = INSTR_TIME_GET_MILLISEC(end);
+	times->fill_ms = BackfillMsSince(start);
 	if (after->rows == 0 && before->rows > 0 && !allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -454,10 +446,7 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 				 errhint("If the partition really is to be emptied, pass allow_empty => true.")));
 
 	nest = BackfillPinSearchPath();
-	if (bp->distcol)
-		BackfillExec(psprintf("ANALYZE %s", BackfillQualifiedName(staging)));
-	else
-		BackfillFinishStaging(bp, staging, times);
+	BackfillFinishStaging(bp, staging, times);
 	BackfillUnpinSearchPath(nest);
 	return staging;
 }

@@ -266,9 +266,10 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 
 	/*
 	 * A small partition: only the rows that differ are written, if the
-	 * source allows (inplace.c), its rows fingerprinted as they are read.
+	 * source allows (inplace.c), the rows it held and holds fingerprinted as
+	 * they are read.
 	 */
-	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, &before))
+	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, &before, &after))
 		inserted = counts.inserted + counts.unchanged;
 	else
 	{
@@ -282,6 +283,8 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 		counts.deleted = before.rows;
 		counts.inserted = inserted;
 		counts.unchanged = 0;
+		CommandCounterIncrement();
+		BackfillFingerprintRel(written, scope, false, &after);
 	}
 	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
 		ereport(ERROR,
@@ -291,7 +294,6 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 				 errdetail("Running the task would empty the window of %s.", BackfillQualifiedName(lockrel)),
 				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
 	CommandCounterIncrement();
-	BackfillFingerprintRel(written, scope, false, &after);
 
 	initStringInfo(&details);
 	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT
@@ -327,29 +329,6 @@ CountRowsUpTo(Oid relid, int64 limit)
 	table_endscan(scan);
 	table_close(rel, NoLock);
 	return n;
-}
-
-/* Whether relid or a table above it forces row-level security on its owner. */
-static bool
-ForcedRowSecurity(Oid relid)
-{
-	List	   *rels = lcons_oid(relid, get_partition_ancestors(relid));
-	ListCell   *lc;
-
-	foreach(lc, rels)
-	{
-		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
-		bool		forced;
-
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for relation %u", lfirst_oid(lc));
-		forced = ((Form_pg_class) GETSTRUCT(tup))->relrowsecurity &&
-			((Form_pg_class) GETSTRUCT(tup))->relforcerowsecurity;
-		ReleaseSysCache(tup);
-		if (forced)
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -510,7 +489,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 		rc = -1;
 
 	if (rc == -2)				/* straight into a small partition, or through the target under FORCE RLS */
-		logid = DeleteInsert(run, task, bound, ForcedRowSecurity(relid) ? run->targetoid : relid, relid);
+		logid = DeleteInsert(run, task, bound, OidIsValid(BackfillForcedRowSecurity(relid)) ? run->targetoid : relid, relid);
 	else if (rc == -1)
 		logid = DeleteInsert(run, task, bound, run->targetoid, run->targetoid);
 	else

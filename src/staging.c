@@ -394,25 +394,23 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 {
 	char	   *qualname = BackfillQualifiedName(staging);
 	instr_time	start;
-	instr_time	end;
 
 	Relation	rel = table_open(staging, NoLock);
 	bool		indexed = RelationGetIndexList(rel) != NIL;
 
 	table_close(rel, NoLock);
 	INSTR_TIME_SET_CURRENT(start);
-	/* (a table without indexes would only get a NOTICE saying so) */
-	if (indexed)
+	/*
+	 * (a table without indexes would only get a NOTICE saying so; a
+	 * distributed one got its indexes with its shards, filled as they are)
+	 */
+	if (indexed && bp->distcol == NULL)
 		ReindexNamingPartition(bp, qualname);
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	times->index_ms = INSTR_TIME_GET_MILLISEC(end);
+	times->index_ms = BackfillMsSince(start);
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	INSTR_TIME_SET_CURRENT(start);
 	BackfillExec(psprintf("ANALYZE %s", qualname));
-	INSTR_TIME_SET_CURRENT(end);
-	INSTR_TIME_SUBTRACT(end, start);
-	times->analyze_ms = INSTR_TIME_GET_MILLISEC(end);
+	times->analyze_ms = BackfillMsSince(start);
 
 	BackfillExecGenerated(
 		"SELECT pg_catalog.format('ALTER TABLE %s ADD CONSTRAINT %I %s', $2, conname,"
@@ -587,24 +585,6 @@ AddToBatch(FillReceiver *r)
 		FlushBatch(r);
 }
 
-/* Whether rows of row type a are stored as rows of b: the same columns' types, in one order. */
-static bool
-SameLayout(TupleDesc a, TupleDesc b)
-{
-	if (a->natts != b->natts)
-		return false;
-	for (int j = 0; j < a->natts; j++)
-	{
-		Form_pg_attribute aa = TupleDescAttr(a, j);
-		Form_pg_attribute ba = TupleDescAttr(b, j);
-
-		if (aa->attisdropped || ba->attisdropped || aa->atttypid != ba->atttypid ||
-			aa->attlen != ba->attlen || aa->attbyval != ba->attbyval || aa->attalign != ba->attalign)
-			return false;
-	}
-	return true;
-}
-
 /*
  * The row in src as the source stores it, if it can be written as it is:
  * the source returns the staging table's columns in its order with its types
@@ -622,7 +602,7 @@ StoredRow(FillReceiver *r, TupleTableSlot *src)
 	if (src->tts_tupleDescriptor != r->srcdesc)
 	{
 		r->srcdesc = src->tts_tupleDescriptor;
-		r->srcdescok = SameLayout(r->srcdesc, RelationGetDescr(r->rel));
+		r->srcdescok = BackfillSameLayout(r->srcdesc, RelationGetDescr(r->rel));
 	}
 	if (!r->srcdescok)
 		return NULL;
@@ -775,7 +755,7 @@ SourceMatchesTable(FillReceiver *r, SPIPlanPtr plan)
 {
 	TupleDesc	dst = RelationGetDescr(r->rel);
 
-	if (!SameLayout(BackfillPlanResultDesc(plan), dst))
+	if (!BackfillSameLayout(BackfillPlanResultDesc(plan), dst))
 		return false;
 	for (int j = 0; j < dst->natts; j++)
 		if (r->srcidx[j] != j || r->assign[j] != NULL)

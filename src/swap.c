@@ -462,17 +462,13 @@ RefuseDependentCode(BackfillPart *bp)
 static void
 RefuseForcedRowSecurity(BackfillPart *bp)
 {
-	char	   *forced = BackfillQueryText("SELECT pg_catalog.format('%s.%s', pg_catalog.quote_ident(n.nspname),"
-										   " pg_catalog.quote_ident(c.relname))"
-										   " FROM pg_catalog.pg_partition_ancestors($1) a"
-										   " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) a.relid"
-										   " JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
-										   " WHERE c.relrowsecurity AND c.relforcerowsecurity LIMIT 1", bp->part);
+	Oid			forced = BackfillForcedRowSecurity(bp->part);
 
-	if (forced != NULL)
+	if (OidIsValid(forced))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot replace partition %s: %s forces row-level security on its owner", bp->qualname, forced),
+				 errmsg("cannot replace partition %s: %s forces row-level security on its owner",
+						bp->qualname, BackfillQualifiedName(forced)),
 				 errdetail("A swap writes the whole partition, outside the policies."),
 				 errhint("Use backfill_merge, whose MERGE the policies apply to, or lift FORCE ROW LEVEL SECURITY for the backfill.")));
 }
@@ -755,7 +751,6 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 			   int lock_timeout_ms, int max_attempts, BackfillSwapResult *result)
 {
 	instr_time	start;
-	instr_time	duration;
 	List	   *oldindexes;
 	List	   *oldstats;
 	char	   *replident;
@@ -819,7 +814,5 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	BackfillUnpinSearchPath(nest);
 
 	result->newpart = staging;
-	INSTR_TIME_SET_CURRENT(duration);
-	INSTR_TIME_SUBTRACT(duration, start);
-	result->swap_ms = INSTR_TIME_GET_MILLISEC(duration);
+	result->swap_ms = BackfillMsSince(start);
 }

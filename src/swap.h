@@ -12,6 +12,7 @@
 
 #include "fmgr.h"
 #include "nodes/params.h"
+#include "portability/instr_time.h"
 
 #include "fingerprint.h"
 
@@ -92,6 +93,17 @@ typedef struct BackfillStageTimes
 	double		index_ms;		/* the indexes built from the rows */
 	double		analyze_ms;		/* planner statistics gathered */
 } BackfillStageTimes;
+
+/* Milliseconds since start. */
+static inline double
+BackfillMsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 extern Oid	BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes,
 						  ParamListInfo params, bool allow_empty,

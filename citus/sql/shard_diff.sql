@@ -117,6 +117,9 @@ UPDATE cd.wide2 SET c119 = 0 WHERE id % 10 = 0;
 SET client_min_messages = debug1;
 SELECT change, count(*) FROM backfill_diff('TABLE cd.wide', 'TABLE cd.wide2', '{id}') GROUP BY change;
 RESET client_min_messages;
+-- and fingerprinted on the coordinator, as a local copy of its rows is
+CREATE TABLE cd.wide_local AS TABLE cd.wide;
+SELECT (backfill_fingerprint('cd.wide')).hash = (backfill_fingerprint('cd.wide_local')).hash AS wide_fingerprinted_as_local;
 
 SET client_min_messages = warning;
 DROP SCHEMA cd CASCADE;
