@@ -29,6 +29,7 @@ OBJS = \
 	src/rowhash.o \
 	src/relation.o \
 	src/fingerprint.o \
+	src/fpscan.o \
 	src/diff.o \
 	src/validate.o \
 	src/log.o \

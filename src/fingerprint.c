@@ -213,9 +213,13 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	FingerprintReceiver r;
 	char	   *agg;
 
-	/* on Citus, per shard on the workers (citus_fingerprint.c) */
+	/*
+	 * on Citus, per shard on the workers (citus_fingerprint.c); a whole
+	 * table, by scanning it directly when nothing calls for a query (fpscan.c)
+	 */
 	memset(fp, 0, sizeof(*fp));
-	if (BackfillCitusFingerprint(relid, scope, read_only, fp))
+	if (BackfillCitusFingerprint(relid, scope, read_only, fp) ||
+		(scope == NULL && BackfillFingerprintScan(relid, read_only, fp)))
 	{
 		BackfillFingerprintSeal(fp);
 		return;

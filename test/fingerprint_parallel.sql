@@ -1,15 +1,18 @@
 -- test/fingerprint_parallel.sql: a fingerprint computed by parallel workers is the serial one.
 --
--- With parallel query allowed, backfill_fingerprint runs backfill_fingerprint_agg (each
--- worker sums its share of the rows, the leader adds the sums); with it off, the serial
--- receiver hashes every row.  Both must give the same fingerprint for every kind of value
--- (arrays, composites, ranges, multiranges, json, numeric, NULLs, toasted values, values
--- hashed by their text), with dropped columns and columns in another physical order, for a
--- plain and a partitioned table, with a scope.  The plans are checked to be parallel, so the
--- workers' path is the one exercised.
+-- With parallel query allowed, a whole table's fingerprint is read by a parallel scan of
+-- backfill's own (the leader and its workers each sum the rows they read; that the workers
+-- do start is checked by t/010_fingerprint_workers.pl, on a cluster of its own), and a
+-- scoped one by backfill_fingerprint_agg (each worker sums its share of the rows, the leader
+-- adds the sums); with it off, one process hashes every row, straight from the table, or
+-- from the query when there is a scope.  All must give the same fingerprint for every kind
+-- of value (arrays, composites, ranges, multiranges, json, numeric, NULLs, toasted values,
+-- values hashed by their text), with dropped columns and columns in another physical order,
+-- for a plain and a partitioned table, with a scope.  The aggregate's plans are checked to
+-- be parallel, so the workers' path is the one exercised.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(20);
+SELECT plan(24);
 
 CREATE SCHEMA fpp_s;
 CREATE TYPE fpp_s.mood AS ENUM ('sad', 'ok', 'happy');
@@ -104,6 +107,14 @@ UNION ALL SELECT 'many none', (backfill_fingerprint('fpp_many', 'false')).*
 UNION ALL SELECT 'part', (backfill_fingerprint('fpp_part')).*
 UNION ALL SELECT 'part scoped', (backfill_fingerprint('fpp_part', $$day >= '2026-01-15' AND v IS NOT NULL$$)).*;
 
+-- A scope of 'true' takes the query path: it gives what the direct read of the table gives.
+SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_many', 'true') f),
+          (SELECT row(rows, hash)::text FROM fpp_serial WHERE k = 'many'),
+          'many types: the query path gives the direct read''s fingerprint');
+SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_part', 'true') f),
+          (SELECT row(rows, hash)::text FROM fpp_serial WHERE k = 'part'),
+          'partitioned table: the query path gives the direct read''s fingerprint');
+
 -- Parallel query forced on, even for small tables.
 SET LOCAL parallel_setup_cost = 0;
 SET LOCAL parallel_tuple_cost = 0;
@@ -150,6 +161,12 @@ SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_many', 'false') 
           'no row in scope: the parallel fingerprint is the serial one (0 rows, zero sums)');
 SELECT is((SELECT (backfill_fingerprint('fpp_reordered')).hash), (SELECT hash FROM fpp_serial WHERE k = 'many'),
           'columns in another physical order: the parallel fingerprint is the serial one');
+SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_many', 'true') f),
+          (SELECT row(rows, hash)::text FROM fpp_serial WHERE k = 'many'),
+          'many types: the parallel aggregate over the whole table gives the serial fingerprint');
+SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_part', 'true') f),
+          (SELECT row(rows, hash)::text FROM fpp_serial WHERE k = 'part'),
+          'partitioned table: the parallel aggregate over all of it gives the serial fingerprint');
 SELECT is((SELECT row(f.*)::text FROM backfill_fingerprint('fpp_part') f),
           (SELECT row(rows, hash)::text FROM fpp_serial WHERE k = 'part'),
           'partitioned table: the parallel fingerprint is the serial one');
