@@ -58,6 +58,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/paths.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -219,7 +220,7 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 	 */
 	memset(fp, 0, sizeof(*fp));
 	if (BackfillCitusFingerprint(relid, scope, read_only, fp) ||
-		(scope == NULL && BackfillFingerprintScan(relid, read_only, fp)))
+		(scope == NULL && BackfillFingerprintScan(relid, relid, read_only, fp)))
 	{
 		BackfillFingerprintSeal(fp);
 		return;
@@ -249,19 +250,33 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 }
 
 /*
- * Fingerprint partition part by reading its parent, scoped to the partition's
- * constraint (for pruning) and its tableoid (exactly its rows).  Needs SELECT
+ * Fingerprint partition part as a query on its parent reads it: needs SELECT
  * on the parent only, not on the partition, and the parent's row-level
- * security applies: it shows no more than a query on the parent would.  Must
- * be called inside SPI.
+ * security applies, so it shows no more than a query on the parent would.
+ * Read directly (fpscan.c) when the parent lets the caller read its rows as
+ * they are; otherwise by a query on the parent scoped to the partition's
+ * constraint (for pruning) and its tableoid (exactly its rows).  Must be
+ * called inside SPI.
  */
 void
 BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 {
-	int			nest = BackfillPinSearchPath();
-	char	   *bound = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)", part);
-	char	   *scope = psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
-								 bound ? bound : "", bound ? " AND " : "", part);
+	int			nest;
+	char	   *bound;
+	char	   *scope;
+
+	memset(fp, 0, sizeof(*fp));
+	LockRelationOid(parent, AccessShareLock);
+	if (BackfillFingerprintScan(parent, part, true, fp))
+	{
+		BackfillFingerprintSeal(fp);
+		return;
+	}
+
+	nest = BackfillPinSearchPath();
+	bound = BackfillQueryText("SELECT pg_catalog.pg_get_partition_constraintdef($1)", part);
+	scope = psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
+					 bound ? bound : "", bound ? " AND " : "", part);
 
 	/* (on Citus a row's tableoid is its shard's: the bound alone, see citus.c) */
 	if (bound && BackfillCitusDistributed(parent))

@@ -37,7 +37,8 @@ BackfillFingerprintLane2(uint64 h)
 extern void BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp);
 extern void BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 								   BackfillFingerprint *fp);
-extern bool BackfillFingerprintScan(Oid relid, bool read_only, BackfillFingerprint *fp);
+extern bool BackfillFingerprintScan(Oid via, Oid relid, bool read_only,
+									BackfillFingerprint *fp);
 extern void BackfillFingerprintSeal(BackfillFingerprint *fp);
 extern char *BackfillFingerprintText(const BackfillFingerprint *fp);
 

@@ -87,14 +87,16 @@ typedef struct Participant
 PGDLLEXPORT void backfill_fingerprint_worker(dsm_segment *seg, shm_toc *toc);
 
 /*
- * Whether the caller may read relid whole without a query standing between:
- * SELECT on the table (not only on some columns), USAGE on its schema, no
- * row-level security applying to the caller, and no Citus, which keeps a
- * distributed table's rows elsewhere.  Otherwise the query path decides,
- * and raises the error a query would.
+ * Whether the caller may read relid whole without a query standing between,
+ * as a query on via would read it (via is relid, or a partitioned table
+ * relid is a partition of): SELECT on via (on the whole table, not only on
+ * some columns), USAGE on its schema, no row-level security of via applying
+ * to the caller, and no Citus, which keeps a distributed table's rows
+ * elsewhere.  Otherwise the query path decides, and raises the error a query
+ * would.
  */
 static bool
-MayScanDirectly(Oid relid)
+MayScanDirectly(Oid via, Oid relid)
 {
 	char		relkind = get_rel_relkind(relid);
 	Oid			user = GetUserId();
@@ -103,9 +105,9 @@ MayScanDirectly(Oid relid)
 		return false;
 	if (BackfillCitusPresent())
 		return false;
-	return pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK &&
-		BackfillSchemaAclCheck(get_rel_namespace(relid), user, ACL_USAGE) == ACLCHECK_OK &&
-		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+	return pg_class_aclcheck(via, user, ACL_SELECT) == ACLCHECK_OK &&
+		BackfillSchemaAclCheck(get_rel_namespace(via), user, ACL_USAGE) == ACLCHECK_OK &&
+		check_enable_rls(via, InvalidOid, true) != RLS_ENABLED;
 }
 
 /*
@@ -349,13 +351,15 @@ ScanSerial(List *rels, Snapshot snap, BackfillFingerprint *fp)
 /*
  * Fingerprint all rows of relid (all its partitions' for a partitioned
  * table, only its own otherwise) by scanning them directly, into fp
- * (unsealed), if nothing calls for a query instead (see MayScanDirectly);
- * false, having read nothing, if something does.  The snapshot is the one
- * BackfillFingerprintRel's query would read: the caller's (read_only), or a
- * new one that sees the transaction's own earlier writes.
+ * (unsealed), if nothing calls for a query instead (see MayScanDirectly),
+ * with the rights the caller needs to read them through via (relid itself,
+ * or a table relid is a partition of); false, having read nothing, if
+ * something does.  The snapshot is the one BackfillFingerprintRel's query
+ * would read: the caller's (read_only), or a new one that sees the
+ * transaction's own earlier writes.
  */
 bool
-BackfillFingerprintScan(Oid relid, bool read_only, BackfillFingerprint *fp)
+BackfillFingerprintScan(Oid via, Oid relid, bool read_only, BackfillFingerprint *fp)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -364,7 +368,7 @@ BackfillFingerprintScan(Oid relid, bool read_only, BackfillFingerprint *fp)
 	Snapshot	snap;
 	bool		done = false;
 
-	if (!MayScanDirectly(relid))
+	if (!MayScanDirectly(via, relid))
 		return false;
 
 	if (read_only && ActiveSnapshotSet())

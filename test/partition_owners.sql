@@ -10,7 +10,7 @@
 -- see only what a query on the parent shows it).
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(10);
+SELECT plan(13);
 
 CREATE ROLE regress_po_mart;
 CREATE ROLE regress_po_maint;
@@ -99,6 +99,25 @@ SELECT pg_temp.refuses(
 	'42501', '^must be a member of role regress_po_maint, the owner of the DEFAULT partition public\.po_sales_default, to replace partition public\.po_sales_02$',
 	'replace: a DEFAULT partition owned by another role is refused up front', 'regress_po_mart');
 DROP TABLE po_sales_default;
+
+-- 6. the same plan under a policy forced on the parent's owner: the untouched check reads
+--    the partition by a query on the parent, which shows the owner only what the policy does
+CREATE FUNCTION pg_temp.untouched_03() RETURNS text LANGUAGE sql AS $$
+	SELECT u->>'rows' || ' ' || (u->>'fingerprint') FROM backfill_runs, jsonb_array_elements(untouched) u
+	WHERE u->>'partition' = 'public.po_sales_03' ORDER BY id DESC LIMIT 1
+$$;
+CREATE POLICY po_mart_odd ON po_sales FOR SELECT TO regress_po_mart USING (id % 2 = 1);
+ALTER TABLE po_sales FORCE ROW LEVEL SECURITY;
+SET LOCAL ROLE regress_po_mart;
+SELECT lives_ok($$SELECT backfill_plan('po_sales', '2026-01-01', '2026-03-01', 'SELECT * FROM po_model WHERE day >= $1 AND day < $2')$$,
+				'plan: under a policy forced on the parent''s owner');
+RESET ROLE;
+CREATE TEMP TABLE po_odd_03 AS SELECT * FROM po_sales_03 WHERE id % 2 = 1;
+SELECT is(pg_temp.untouched_03(), (SELECT count(*) || ' ' || (backfill_fingerprint('po_odd_03')).hash FROM po_odd_03),
+		  'plan: ... the untouched partition''s rows are those the policy shows, and their fingerprint');
+SELECT cmp_ok((SELECT count(*) FROM po_odd_03), '<', (SELECT count(*) FROM po_sales_03),
+			  'premise: the policy hides some of the partition''s rows');
+ALTER TABLE po_sales NO FORCE ROW LEVEL SECURITY;
 
 SELECT * FROM finish();
 ROLLBACK;
