@@ -19,15 +19,17 @@
  * For a partitioned table the rows are those of all its partitions; for any
  * other relation only its own (ONLY: not those of inheritance children).
  *
- * Rows come from one SELECT run through SPI with a DestReceiver that hashes
- * each row as the executor produces it: nothing is copied or kept, memory is
- * constant, and the scan is the one `SELECT count(*)` would make.  The SQL
- * function reads on the caller's snapshot (read-only SPI); C callers that
- * must see their own earlier writes (the idempotency probe) read with a new
- * snapshot.
+ * A whole table (no scope) is read by a table scan of its own when nothing
+ * calls for a query (fpscan.c), with parallel workers when parallel query is
+ * allowed.  Otherwise rows come from one SELECT run through SPI with a
+ * DestReceiver that hashes each row as the executor produces it: nothing is
+ * copied or kept, memory is constant, and the scan is the one
+ * `SELECT count(*)` would make.  Either way the SQL function reads on the
+ * caller's snapshot (read-only); C callers that must see their own earlier
+ * writes (the idempotency probe) read with a new snapshot.
  *
- * When parallel query is allowed (max_parallel_workers_per_gather > 0) the
- * same SELECT computes the fingerprint as an aggregate instead,
+ * When parallel query is allowed (max_parallel_workers_per_gather > 0) that
+ * SELECT computes the fingerprint as an aggregate instead,
  * backfill_fingerprint_agg(rel, col1, col2, ...): a count and two wrapping
  * sums combine, so the planner may give each worker a share of the rows
  * (Partial Aggregate), and the leader adds the workers' sums (Finalize

@@ -168,5 +168,41 @@ foreach my $rel ('many', 'part', 'part_2')
 	isnt($before, $after, 'premise: the merge changed the fingerprint');
 }
 
+# A replacement fingerprints the old partition (the new one as it fills it); with workers,
+# it logs what serial reads give before and after.  A probe runs it twice in savepoints,
+# reading the partition its own transaction just swapped in after each run: idempotent.
+{
+	$node->safe_psql('postgres', q{
+		CREATE TABLE part_1_v2 AS SELECT a, b * 2 AS b, c, d FROM part_1;
+	});
+	my ($before) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('part_1')");
+	my $replace = q{SELECT backfill_replace_partition('part_1', 'SELECT * FROM part_1_v2 WHERE d >= $1 AND d < $2')};
+	my ($ret, $out, $err) = $node->psql('postgres', qq{
+		$parallel
+		SET client_min_messages = debug1;
+		SELECT idempotent FROM backfill_probe_idempotency(\$p\$$replace\$p\$, 'part_1');
+	});
+	is($ret, 0, 'the probe ran') or diag($err);
+	is($out, 't', 'the probe of the replacement, read by workers, finds it idempotent');
+	my @probe_reads = ($err =~ /fingerprint read by [12] parallel workers/g);
+	cmp_ok(scalar(@probe_reads), '>=', 3, 'workers read the probe\'s fingerprints');
+
+	($ret, $out, $err) = $node->psql('postgres', qq{
+		$parallel
+		SET client_min_messages = debug1;
+		SELECT rows_after FROM backfill_replace_partition('part_1', 'SELECT * FROM part_1_v2 WHERE d >= \$1 AND d < \$2');
+	});
+	is($ret, 0, 'the replacement ran') or diag($err);
+	my @reads = ($err =~ /fingerprint read by [12] parallel workers/g);
+	cmp_ok(scalar(@reads), '>=', 1, 'workers read the old partition');
+	my ($after) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('part_1')");
+	my ($v2) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('part_1_v2')");
+	is($after, $v2, 'premise: the partition now holds the source\'s rows');
+	my $logged = $node->safe_psql('postgres', q{
+		SELECT format('(%s,%s)|(%s,%s)', rows_before, fingerprint_before, rows_after, fingerprint_after)
+		FROM backfill_log WHERE operation = 'replace' ORDER BY id DESC LIMIT 1});
+	is($logged, "$before|$after", 'the replacement logged the serial fingerprints of before and after');
+}
+
 $node->stop;
 done_testing();
