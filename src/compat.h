@@ -48,6 +48,11 @@
 #include "catalog/pg_constraint.h"
 #endif
 
+/* 18: virtual generated columns, computed when read and stored as NULL */
+#if PG_VERSION_NUM >= 180000
+#define BACKFILL_HAVE_VIRTUAL_GENERATED_COLUMNS
+#endif
+
 /* 16: the varlena macros live in varatt.h, no longer in postgres.h */
 #if PG_VERSION_NUM >= 160000
 #define BACKFILL_HAVE_VARATT_H

@@ -256,9 +256,10 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
  * on the parent only, not on the partition, and the parent's row-level
  * security applies, so it shows no more than a query on the parent would.
  * Read directly (fpscan.c) when the parent lets the caller read its rows as
- * they are; otherwise by a query on the parent scoped to the partition's
- * constraint (for pruning) and its tableoid (exactly its rows).  Must be
- * called inside SPI.
+ * they are and a query on it would read part (a table still attached, not
+ * being detached as the snapshot sees it); otherwise by a query on the
+ * parent scoped to the partition's constraint (for pruning) and its tableoid
+ * (exactly its rows).  Must be called inside SPI.
  */
 void
 BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
@@ -269,7 +270,10 @@ BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 
 	memset(fp, 0, sizeof(*fp));
 	LockRelationOid(parent, AccessShareLock);
-	if (BackfillFingerprintScan(parent, part, true, fp))
+	/* directly only a table the parent's query would expand to (not detached) */
+	if (get_rel_relkind(part) == RELKIND_RELATION &&
+		list_member_oid(find_inheritance_children(parent, NoLock), part) &&
+		BackfillFingerprintScan(parent, part, true, fp))
 	{
 		BackfillFingerprintSeal(fp);
 		return;

@@ -33,8 +33,11 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_inherits.h"
+#include "executor/executor.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
@@ -52,7 +55,6 @@
 #include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
-#include "relation.h"
 #include "rowhash.h"
 
 /* The key of the shared state in a parallel fingerprint's table of contents. */
@@ -62,7 +64,8 @@
 typedef struct ScanRel
 {
 	Oid			relid;
-	Size		pscan_off;		/* from the start of ScanShared */
+	Size		pscan_off;		/* from the start of ScanShared, buffer-aligned
+								 * (its pg_atomic_uint64 needs 8 bytes) */
 } ScanRel;
 
 /* What the leader and the workers of a parallel fingerprint share. */
@@ -91,9 +94,10 @@ PGDLLEXPORT void backfill_fingerprint_worker(dsm_segment *seg, shm_toc *toc);
  * as a query on via would read it (via is relid, or a partitioned table
  * relid is a partition of): SELECT on via (on the whole table, not only on
  * some columns), USAGE on its schema, no row-level security of via applying
- * to the caller, and no Citus, which keeps a distributed table's rows
- * elsewhere.  Otherwise the query path decides, and raises the error a query
- * would.
+ * to the caller, no module checking a query's rights on its own (sepgsql, an
+ * audit log: ExecutorCheckPerms_hook), and no Citus, which keeps a
+ * distributed table's rows elsewhere.  Otherwise the query path decides, and
+ * raises the error a query would.
  */
 static bool
 MayScanDirectly(Oid via, Oid relid)
@@ -103,7 +107,7 @@ MayScanDirectly(Oid via, Oid relid)
 
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		return false;
-	if (BackfillCitusPresent())
+	if (ExecutorCheckPerms_hook != NULL || BackfillCitusPresent())
 		return false;
 	return pg_class_aclcheck(via, user, ACL_SELECT) == ACLCHECK_OK &&
 		BackfillSchemaAclCheck(get_rel_namespace(via), user, ACL_USAGE) == ACLCHECK_OK &&
@@ -111,11 +115,37 @@ MayScanDirectly(Oid via, Oid relid)
 }
 
 /*
+ * Whether a scan of rel's storage gives the rows a query gives: a heap (other
+ * access methods may not scan in parallel), with every column stored (from
+ * 18, a virtual generated column is computed by the query, stored as NULL),
+ * and not an unlogged table on a standby, which has no storage there.
+ */
+static bool
+ScanGivesRows(Relation rel)
+{
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+		return false;
+	if (RecoveryInProgress() && !RelationIsPermanent(rel))
+		return false;
+#ifdef BACKFILL_HAVE_VIRTUAL_GENERATED_COLUMNS
+	for (int i = 0; i < RelationGetDescr(rel)->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+
+		if (!att->attisdropped && att->attgenerated == ATTRIBUTE_GENERATED_VIRTUAL)
+			return false;
+	}
+#endif
+	return true;
+}
+
+/*
  * The relations holding relid's rows, opened: relid itself, or every
- * partition of it that has storage, found as a query on the current snapshot
- * finds them (a partition being detached concurrently counts while the
- * snapshot sees it attached).  False, with nothing left open, when one of
- * them is not a table (a foreign table): a query reads that one.
+ * partition of it that has storage, found as a query on the active snapshot
+ * finds them (a partition being detached concurrently counts while that
+ * snapshot sees it attached).  False, with nothing left open, when a scan of
+ * one of them would not give what a query gives (ScanGivesRows; a foreign
+ * partition): a query reads them.
  */
 static bool
 OpenScanRels(Oid relid, List **rels)
@@ -124,28 +154,23 @@ OpenScanRels(Oid relid, List **rels)
 	ListCell   *lc;
 
 	*rels = NIL;
-	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE)
-	{
-		*rels = list_make1(table_open(relid, AccessShareLock));
-		return true;
-	}
-	oids = find_all_inheritors(relid, AccessShareLock, NULL);
+	oids = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE
+		? find_all_inheritors(relid, AccessShareLock, NULL) : list_make1_oid(relid);
 	foreach(lc, oids)
 	{
-		char		relkind = get_rel_relkind(lfirst_oid(lc));
+		Relation	rel;
 
-		if (relkind == RELKIND_PARTITIONED_TABLE)
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_PARTITIONED_TABLE)
 			continue;
-		if (relkind != RELKIND_RELATION)
+		rel = table_open(lfirst_oid(lc), AccessShareLock);
+		*rels = lappend(*rels, rel);
+		if (!ScanGivesRows(rel))
 		{
-			ListCell   *lc2;
-
-			foreach(lc2, *rels)
-				table_close((Relation) lfirst(lc2), AccessShareLock);
+			foreach(lc, *rels)
+				table_close((Relation) lfirst(lc), NoLock);
 			*rels = NIL;
 			return false;
 		}
-		*rels = lappend(*rels, table_open(lfirst_oid(lc), AccessShareLock));
 	}
 	return true;
 }
@@ -153,9 +178,10 @@ OpenScanRels(Oid relid, List **rels)
 /*
  * How many workers to ask for: none if parallel query is off, we are in a
  * parallel operation already, or a relation is temporary (workers cannot
- * read it); otherwise what the planner gives a parallel scan of that many
- * pages (one from min_parallel_table_scan_size, one more each time the size
- * triples), or a single table's parallel_workers setting, at most
+ * read it); otherwise what the planner gives a parallel scan of a table of
+ * that many pages, all partitions counted together (one from
+ * min_parallel_table_scan_size, one more each time the size triples), or a
+ * single table's parallel_workers setting, at most
  * max_parallel_workers_per_gather.
  */
 static int
@@ -190,15 +216,28 @@ ScanWorkers(List *rels)
 	return Min(workers, max_parallel_workers_per_gather);
 }
 
-/* Whether a hasher made for rows of a hashes rows of b alike. */
+/*
+ * Whether a hasher made for rows of a hashes rows of b alike: the same
+ * columns, by name and type, in the same places.
+ */
 static bool
 SameColumns(TupleDesc a, TupleDesc b)
 {
-	if (!BackfillSameLayout(a, b))
+	if (a->natts != b->natts)
 		return false;
 	for (int i = 0; i < a->natts; i++)
-		if (strcmp(NameStr(TupleDescAttr(a, i)->attname), NameStr(TupleDescAttr(b, i)->attname)) != 0)
+	{
+		Form_pg_attribute aa = TupleDescAttr(a, i);
+		Form_pg_attribute ba = TupleDescAttr(b, i);
+
+		if (aa->attisdropped != ba->attisdropped)
 			return false;
+		if (!aa->attisdropped &&
+			(aa->atttypid != ba->atttypid || aa->attlen != ba->attlen ||
+			 aa->attbyval != ba->attbyval || aa->attalign != ba->attalign ||
+			 strcmp(NameStr(aa->attname), NameStr(ba->attname)) != 0))
+			return false;
+	}
 	return true;
 }
 
@@ -278,12 +317,13 @@ ScanParallel(List *rels, Snapshot snap, int nworkers, BackfillFingerprint *fp)
 {
 	ParallelContext *pcxt;
 	ScanShared *shared;
-	Size		size = MAXALIGN(offsetof(ScanShared, rels) + sizeof(ScanRel) * list_length(rels));
+	Size		size = BUFFERALIGN(offsetof(ScanShared, rels) + sizeof(ScanRel) * list_length(rels));
 	Size		off = size;
+	bool		leader;
 	ListCell   *lc;
 
 	foreach(lc, rels)
-		size = add_size(size, MAXALIGN(table_parallelscan_estimate((Relation) lfirst(lc), snap)));
+		size = add_size(size, BUFFERALIGN(table_parallelscan_estimate((Relation) lfirst(lc), snap)));
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("backfill", "backfill_fingerprint_worker", nworkers);
@@ -309,15 +349,18 @@ ScanParallel(List *rels, Snapshot snap, int nworkers, BackfillFingerprint *fp)
 		sr->relid = RelationGetRelid(rel);
 		sr->pscan_off = off;
 		table_parallelscan_initialize(rel, (ParallelTableScanDesc) ((char *) shared + off), snap);
-		off += MAXALIGN(table_parallelscan_estimate(rel, snap));
+		off += BUFFERALIGN(table_parallelscan_estimate(rel, snap));
 	}
 	shm_toc_insert(pcxt->toc, FPSCAN_KEY_SHARED, shared);
 
 	LaunchParallelWorkers(pcxt);
-	elog(DEBUG1, "backfill: fingerprint read by %d parallel workers of %d asked for, and the leader",
-		 pcxt->nworkers_launched, nworkers);
 	/* like a Gather: the leader reads too, unless told not to and a worker runs */
-	if (parallel_leader_participation || pcxt->nworkers_launched == 0)
+	leader = parallel_leader_participation || pcxt->nworkers_launched == 0;
+	ereport(DEBUG1,
+			(errmsg_internal("backfill_fingerprint: %d of %d parallel workers started, %s",
+							 pcxt->nworkers_launched, nworkers,
+							 leader ? "the leader reading too" : "the leader only waiting")));
+	if (leader)
 		Participate(shared, rels);
 	WaitForParallelWorkersToFinish(pcxt);
 
@@ -371,17 +414,7 @@ BackfillFingerprintScan(Oid via, Oid relid, bool read_only, BackfillFingerprint 
 	if (!MayScanDirectly(via, relid))
 		return false;
 
-	if (read_only && ActiveSnapshotSet())
-		PushActiveSnapshot(GetActiveSnapshot());
-	else
-	{
-		/* as SPI runs a query that is not read-only */
-		PushActiveSnapshot(GetTransactionSnapshot());
-		CommandCounterIncrement();
-		UpdateActiveSnapshotCommandId();
-	}
-	snap = GetActiveSnapshot();
-
+	/* the relations first, locked as a query's planning locks them */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill fingerprint scan",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -389,15 +422,27 @@ BackfillFingerprintScan(Oid via, Oid relid, bool read_only, BackfillFingerprint 
 	{
 		int			nworkers = ScanWorkers(rels);
 
+		/* then the snapshot, as SPI takes it to run that query */
+		if (read_only && ActiveSnapshotSet())
+			PushActiveSnapshot(GetActiveSnapshot());
+		else
+			PushActiveSnapshot(GetTransactionSnapshot());
+		if (!read_only)
+		{
+			CommandCounterIncrement();
+			UpdateActiveSnapshotCommandId();
+		}
+		snap = GetActiveSnapshot();
+
 		memset(fp, 0, sizeof(*fp));
 		if (nworkers == 0 || !ScanParallel(rels, snap, nworkers, fp))
 			ScanSerial(rels, snap, fp);
+		PopActiveSnapshot();
 		foreach(lc, rels)
 			table_close((Relation) lfirst(lc), NoLock);
 		done = true;
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
-	PopActiveSnapshot();
 	return done;
 }

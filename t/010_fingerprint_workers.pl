@@ -80,13 +80,13 @@ foreach my $rel ('many', 'part', 'part_2')
 	is($serial, $query, "$rel: a direct serial read gives the query path's fingerprint");
 
 	my ($with, $err) = fingerprint($parallel, "backfill_fingerprint('$rel')");
-	like($err, qr/fingerprint read by [12] parallel workers of 2 asked for/,
+	like($err, qr/backfill_fingerprint: [12] of 2 parallel workers started, the leader reading too/,
 		"$rel: parallel workers were asked for and started");
 	is($with, $serial, "$rel: workers and the leader give the serial fingerprint");
 
 	my ($alone, $err2) = fingerprint("$parallel SET parallel_leader_participation = off;",
 		"backfill_fingerprint('$rel')");
-	like($err2, qr/fingerprint read by [12] parallel workers/, "$rel: workers started for the workers-only read");
+	like($err2, qr/backfill_fingerprint: [12] of 2 parallel workers started, the leader only waiting/, "$rel: workers started, the leader only waiting");
 	is($alone, $serial, "$rel: the workers alone give the serial fingerprint");
 }
 
@@ -142,7 +142,7 @@ foreach my $rel ('many', 'part', 'part_2')
 		ROLLBACK;
 	});
 	is($ret, 0, 'the savepoint script ran') or diag($err);
-	like($err, qr/fingerprint read by [12] parallel workers/, 'workers started inside the savepoint');
+	like($err, qr/backfill_fingerprint: [12] of 2 parallel workers started/, 'workers started inside the savepoint');
 	is($out, 't', "inside a savepoint, after an UPDATE, the workers' fingerprint is the serial one");
 }
 
@@ -158,7 +158,7 @@ foreach my $rel ('many', 'part', 'part_2')
 	});
 	is($ret, 0, 'the merge ran') or diag($err);
 	is($out, '6666', 'premise: the merge updated the third of the rows holding a bigint');
-	my @reads = ($err =~ /fingerprint read by [12] parallel workers/g);
+	my @reads = ($err =~ /backfill_fingerprint: [12] of 2 parallel workers started/g);
 	cmp_ok(scalar(@reads), '>=', 2, 'workers read both of the merge\'s fingerprints');
 	my ($after) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('many')");
 	my $logged = $node->safe_psql('postgres', q{
@@ -184,7 +184,7 @@ foreach my $rel ('many', 'part', 'part_2')
 	});
 	is($ret, 0, 'the probe ran') or diag($err);
 	is($out, 't', 'the probe of the replacement, read by workers, finds it idempotent');
-	my @probe_reads = ($err =~ /fingerprint read by [12] parallel workers/g);
+	my @probe_reads = ($err =~ /backfill_fingerprint: [12] of 2 parallel workers started/g);
 	cmp_ok(scalar(@probe_reads), '>=', 3, 'workers read the probe\'s fingerprints');
 
 	($ret, $out, $err) = $node->psql('postgres', qq{
@@ -193,7 +193,7 @@ foreach my $rel ('many', 'part', 'part_2')
 		SELECT rows_after FROM backfill_replace_partition('part_1', 'SELECT * FROM part_1_v2 WHERE d >= \$1 AND d < \$2');
 	});
 	is($ret, 0, 'the replacement ran') or diag($err);
-	my @reads = ($err =~ /fingerprint read by [12] parallel workers/g);
+	my @reads = ($err =~ /backfill_fingerprint: [12] of 2 parallel workers started/g);
 	cmp_ok(scalar(@reads), '>=', 1, 'workers read the old partition');
 	my ($after) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('part_1')");
 	my ($v2) = fingerprint('SET max_parallel_workers_per_gather = 0;', "backfill_fingerprint('part_1_v2')");

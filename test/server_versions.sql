@@ -6,13 +6,14 @@
 -- the form it has there, or the test is skipped, saying why.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(9);
+SELECT plan(12);
 
 CREATE TEMP TABLE feature_probe (a int NOT NULL);
 SELECT EXISTS (SELECT FROM pg_constraint WHERE conrelid = 'feature_probe'::regclass AND contype = 'n')
 	AS not_null_constraints,
 	EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'pg_constraint'::regclass AND attname = 'conenforced')
-	AS not_enforced \gset
+	AS not_enforced,
+	EXISTS (SELECT FROM pg_get_keywords() WHERE word = 'virtual') AS virtual_generated \gset
 
 -- ================================================ the merge's key proof
 -- A unique index on a NOT NULL key proves the target's key without a scan; on 18 attnotnull
@@ -75,6 +76,28 @@ SELECT is((SELECT row(conenforced, convalidated, pg_get_constraintdef(oid))::tex
 SELECT is((SELECT v FROM ne_01), 100, 'the row it does not enforce was written');
 \else
 SELECT skip('this server has no NOT ENFORCED constraints', 2);
+\endif
+
+-- ================================================ the fingerprint of a table read directly
+-- From 18 a generated column may be VIRTUAL: stored as NULL, computed when a query reads it.
+-- A table read by a scan of its own would hash the NULLs, so such a table is read by a
+-- query, serial or parallel, and fingerprints as the same rows stored.
+\if :virtual_generated
+CREATE TABLE vg (a int, b int GENERATED ALWAYS AS (a * 2) VIRTUAL);
+INSERT INTO vg (a) SELECT g FROM generate_series(1, 3000) g;
+CREATE TABLE vg_stored (a int, b int);
+INSERT INTO vg_stored SELECT g, g * 2 FROM generate_series(1, 3000) g;
+SELECT is((SELECT count(*) FROM vg WHERE b = a * 2), 3000::bigint, 'premise: a query reads the computed values');
+SELECT is((backfill_fingerprint('vg')).hash, (backfill_fingerprint('vg_stored')).hash,
+	'a virtual generated column is fingerprinted by the values a query computes');
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT is((backfill_fingerprint('vg')).hash, (backfill_fingerprint('vg_stored')).hash,
+	'... with parallel query allowed too');
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+\else
+SELECT skip('this server has no virtual generated columns', 3);
 \endif
 
 SELECT * FROM finish();
