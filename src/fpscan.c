@@ -166,8 +166,10 @@ OpenScanRels(Oid relid, List **rels)
 		*rels = lappend(*rels, rel);
 		if (!ScanGivesRows(rel))
 		{
-			foreach(lc, *rels)
-				table_close((Relation) lfirst(lc), NoLock);
+			ListCell   *opened;
+
+			foreach(opened, *rels)
+				table_close((Relation) lfirst(opened), NoLock);
 			*rels = NIL;
 			return false;
 		}
