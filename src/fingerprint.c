@@ -268,7 +268,6 @@ BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 	char	   *bound;
 	char	   *scope;
 
-	memset(fp, 0, sizeof(*fp));
 	LockRelationOid(parent, AccessShareLock);
 	/* directly only a table the parent's query would expand to (not detached) */
 	if (get_rel_relkind(part) == RELKIND_RELATION &&

@@ -55,6 +55,7 @@
 #include "citus.h"
 #include "compat.h"
 #include "fingerprint.h"
+#include "relation.h"
 #include "rowhash.h"
 
 /* The key of the shared state in a parallel fingerprint's table of contents. */
@@ -218,31 +219,6 @@ ScanWorkers(List *rels)
 	return Min(workers, max_parallel_workers_per_gather);
 }
 
-/*
- * Whether a hasher made for rows of a hashes rows of b alike: the same
- * columns, by name and type, in the same places.
- */
-static bool
-SameColumns(TupleDesc a, TupleDesc b)
-{
-	if (a->natts != b->natts)
-		return false;
-	for (int i = 0; i < a->natts; i++)
-	{
-		Form_pg_attribute aa = TupleDescAttr(a, i);
-		Form_pg_attribute ba = TupleDescAttr(b, i);
-
-		if (aa->attisdropped != ba->attisdropped)
-			return false;
-		if (!aa->attisdropped &&
-			(aa->atttypid != ba->atttypid || aa->attlen != ba->attlen ||
-			 aa->attbyval != ba->attbyval || aa->attalign != ba->attalign ||
-			 strcmp(NameStr(aa->attname), NameStr(ba->attname)) != 0))
-			return false;
-	}
-	return true;
-}
-
 /* Add the rows scan returns to p's sums. */
 static void
 ScanRows(Participant *p, Relation rel, TableScanDesc scan)
@@ -250,7 +226,7 @@ ScanRows(Participant *p, Relation rel, TableScanDesc scan)
 	TupleDesc	desc = RelationGetDescr(rel);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 
-	if (p->hasher == NULL || !SameColumns(p->hashdesc, desc))
+	if (p->hasher == NULL || !BackfillSameColumns(p->hashdesc, desc))
 	{
 		p->hasher = BackfillRowHasherCreate(desc, desc->natts, NULL);
 		p->hashdesc = CreateTupleDescCopy(desc);

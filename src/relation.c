@@ -210,6 +210,14 @@ BackfillForcedRowSecurity(Oid relid)
 	return InvalidOid;
 }
 
+/* Whether values of column a are stored as values of column b: same type, length, alignment. */
+static bool
+SameStorage(Form_pg_attribute a, Form_pg_attribute b)
+{
+	return a->atttypid == b->atttypid && a->attlen == b->attlen &&
+		a->attbyval == b->attbyval && a->attalign == b->attalign;
+}
+
 /* Whether rows of row type a are stored as rows of b: the same columns' types, in one order. */
 bool
 BackfillSameLayout(TupleDesc a, TupleDesc b)
@@ -221,8 +229,32 @@ BackfillSameLayout(TupleDesc a, TupleDesc b)
 		Form_pg_attribute aa = TupleDescAttr(a, j);
 		Form_pg_attribute ba = TupleDescAttr(b, j);
 
-		if (aa->attisdropped || ba->attisdropped || aa->atttypid != ba->atttypid ||
-			aa->attlen != ba->attlen || aa->attbyval != ba->attbyval || aa->attalign != ba->attalign)
+		if (aa->attisdropped || ba->attisdropped || !SameStorage(aa, ba))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether rows of a and b hold the same columns in the same places: the same
+ * names and types where columns are, dropped ones where they are dropped
+ * (two partitions of one table that lost the same column), so a row hasher
+ * made for one hashes rows of the other alike.
+ */
+bool
+BackfillSameColumns(TupleDesc a, TupleDesc b)
+{
+	if (a->natts != b->natts)
+		return false;
+	for (int j = 0; j < a->natts; j++)
+	{
+		Form_pg_attribute aa = TupleDescAttr(a, j);
+		Form_pg_attribute ba = TupleDescAttr(b, j);
+
+		if (aa->attisdropped != ba->attisdropped)
+			return false;
+		if (!aa->attisdropped &&
+			(!SameStorage(aa, ba) || strcmp(NameStr(aa->attname), NameStr(ba->attname)) != 0))
 			return false;
 	}
 	return true;

@@ -30,6 +30,7 @@ extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *ar
 extern char *BackfillRelColumnArgs(Oid relid, int *ncols);
 extern Oid	BackfillForcedRowSecurity(Oid relid);
 extern bool BackfillSameLayout(TupleDesc a, TupleDesc b);
+extern bool BackfillSameColumns(TupleDesc a, TupleDesc b);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
 extern char *BackfillEqualityOperator(Oid type);
