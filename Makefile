@@ -6,13 +6,13 @@
 #   make demo       the same set-up, then the demo
 #   make bench      the same set-up, then the side-by-side benchmark, and on Citus (as make
 #                   test-citus builds it; BENCH_CITUS=0 leaves it out)
-#   make test-citus Citus from ../shared/sources built once into a cache directory outside
+#   make test-citus Citus from its pinned archive built once into a cache directory outside
 #                   the repository, a coordinator and two workers on 127.0.0.1, the Citus
 #                   suites (citus/); Debian's PostgreSQL 15 only.  It holds
 #                   /tmp/backfill-install.lock itself while it installs and tests.
 #
 # Against Debian's PostgreSQL 15 by default.  PG=18 (any major version with a source
-# archive in ../shared/sources) builds that server once into a cache directory outside the
+# archive pinned in scripts/sources.txt) builds that server once into a cache directory outside the
 # repository, with pg_cron and pgTAP (scripts/pg_server.sh), and uses it; PG_CONFIG=...
 # uses another installed server (pg_cron and pgTAP are added to it if missing).
 
@@ -60,6 +60,9 @@ override autodepend = yes
 
 ifneq ($(filter-out 15,$(PG)),)
 PG_CONFIG := $(shell scripts/pg_server.sh path $(PG))
+ifeq ($(PG_CONFIG),)
+$(error PG=$(PG): no such server can be built here (scripts/sources.txt pins the archives))
+endif
 SERVER_SETUP = scripts/deps.sh --server-build && scripts/pg_server.sh build $(PG) >/dev/null
 else
 SERVER_SETUP = scripts/deps.sh

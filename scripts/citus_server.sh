@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# scripts/citus_server.sh: Citus built from the source archive in ../shared/sources (or
-# $BACKFILL_SOURCES) for `make test-citus`, and installed into a PostgreSQL server.
+# scripts/citus_server.sh: Citus built from its pinned source archive (scripts/sources.txt,
+# found or downloaded by scripts/pg_server.sh) for `make test-citus`, and installed into a
+# PostgreSQL server.
 #
 #   citus_server.sh build PG_CONFIG    build Citus for that server if no build is cached, and
 #                                      install it into the server if it is not there yet
@@ -13,7 +14,11 @@
 # Citus 13.2.2 declares a static have_createdb_privilege() for servers before 16; Debian's
 # 15.20 exports that function from commands/dbcommands.h, and the two declarations clash.
 # When the server's header declares it, the static fallback is dropped and the header included.
+#
+# Run from make recipes: the caller's make variables are dropped, as in scripts/pg_server.sh.
 set -euo pipefail
+shopt -s inherit_errexit
+unset MAKELEVEL MAKEFLAGS MFLAGS
 cd "$(dirname "$0")/.."
 
 CITUS=citus-13.2.2
@@ -42,8 +47,8 @@ patch_compat() {
 }
 
 build() {
-	local pgc=$1 sum ver dir start
-	sum=$(sha256sum "$(archive)" | cut -c1-12)
+	local pgc=$1 sum ver dir start src
+	sum=$(scripts/pg_server.sh sum "$CITUS" | cut -c1-12)
 	ver=$("$pgc" --version | awk '{print $2}')
 	case "${ver%%.*}" in
 		15 | 16 | 17) ;;
@@ -59,7 +64,8 @@ build() {
 		mkdir -p "$dir"
 		start=$(date +%s)
 		echo "citus_server: building $CITUS for PostgreSQL $ver into $dir (once; about 5 minutes)" >&2
-		tar -xzf "$(archive)" -C "$dir"
+		src=$(archive) || { rm -rf "$dir"; exit 1; }
+		tar -xzf "$src" -C "$dir"
 		patch_compat "$dir/$CITUS" "$pgc"
 		(
 			cd "$dir/$CITUS"

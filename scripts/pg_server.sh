@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# scripts/pg_server.sh: a PostgreSQL server other than Debian's 15, built from the source
-# archives in ../shared/sources (or $BACKFILL_SOURCES), for `make test PG=18`.
+# scripts/pg_server.sh: a PostgreSQL server other than Debian's 15, built from a pinned source
+# archive, for `make test PG=18`; and the pinned archives themselves, for scripts/citus_server.sh.
 #
 #   pg_server.sh path VERSION      print the pg_config of that build (building nothing)
 #   pg_server.sh build VERSION     build it if missing, with pg_cron and pgTAP; print pg_config
 #   pg_server.sh addons PG_CONFIG  install pg_cron and pgTAP into that server if missing
-#   pg_server.sh archive NAME      print the path of archive NAME (e.g. citus-13.2.2), checked
+#   pg_server.sh name VERSION      print the pinned archive of that major version (postgresql-18.3)
+#   pg_server.sh archive NAME      print the path of archive NAME (e.g. citus-13.2.2), checked,
+#                                  downloading it first if no folder holds it
+#   pg_server.sh sum NAME          print the SHA-256 pinned for archive NAME
+#
+# Every archive is pinned in scripts/sources.txt with its SHA-256 and its upstream address.
+# It is looked for in $BACKFILL_SOURCES when that is set, else in a shared/sources folder
+# beside the checkout or beside one of its parents; then in the cache's sources/ folder, where
+# a missing archive is downloaded when the network allows.  A file whose checksum is not the
+# pinned one is refused.
 #
 # The build lives in a cache directory outside the repository, named for the version and the
-# archive's checksum: it is reused while the archive is the same and rebuilt when it changes.
+# archive's checksum: it is reused while the pin is the same and rebuilt when it changes.
 # Root caches under /var/cache/backfill, other users under ~/.cache/backfill
 # ($BACKFILL_CACHE overrides); as root the cache is readable by the postgres OS user, which
 # runs the server.  Two builds at once wait for each other on a lock in the cache directory.
+#
+# This script is run from make recipes: PostgreSQL's own build makes its generated headers
+# (utils/errcodes.h) first only when MAKELEVEL is unset, so the caller's make variables are
+# dropped before anything here runs make.
 set -euo pipefail
+shopt -s inherit_errexit
+unset MAKELEVEL MAKEFLAGS MFLAGS
 cd "$(dirname "$0")/.."
 
-SOURCES=${BACKFILL_SOURCES:-$(cd .. && pwd)/shared/sources}
-[ -d "$SOURCES" ] || SOURCES=/work/shared/sources
+PINS=$PWD/scripts/sources.txt
 if [ "$(id -u)" -eq 0 ]; then
 	CACHE=${BACKFILL_CACHE:-/var/cache/backfill}
 else
@@ -26,45 +40,102 @@ JOBS=${BACKFILL_JOBS:-2}
 
 die() { echo "pg_server: $*" >&2; exit 1; }
 
-# archive NAME-VERSION: the path of its archive, checked against SHA256SUMS
-archive() {
-	local f="$SOURCES/$1.tar.gz"
-	[ -f "$f" ] || die "no source archive $f"
-	if [ -f "$SOURCES/SHA256SUMS" ]; then
-		(cd "$SOURCES" && grep " $1.tar.gz\$" SHA256SUMS | sha256sum -c --quiet -) >&2 ||
-			die "$f does not match $SOURCES/SHA256SUMS"
-	fi
-	echo "$f"
+# pin FILE: the SHA-256 and the address pinned for an archive file, or nothing
+pin() { awk -v f="$1" '$1 == f { print $2, $3 }' "$PINS"; }
+
+# pinned_sum NAME: the SHA-256 pinned for archive NAME
+pinned_sum() {
+	local sum url
+	read -r sum url <<<"$(pin "$1.tar.gz")" || true
+	[ -n "$sum" ] || die "$1.tar.gz is not pinned in scripts/sources.txt"
+	echo "$sum"
 }
 
-# the newest PostgreSQL source archive of a major version
+# source_dirs: the folders an archive is looked for in, one a line, first choice first
+source_dirs() {
+	local d
+	if [ -n "${BACKFILL_SOURCES:-}" ]; then
+		echo "$BACKFILL_SOURCES"
+	else
+		d=$(cd .. && pwd)
+		while :; do
+			[ -d "$d/shared/sources" ] && echo "$d/shared/sources"
+			[ "$d" = / ] && break
+			d=$(dirname "$d")
+		done
+	fi
+	echo "$CACHE/sources"
+}
+
+# matches FILE SUM: whether FILE's SHA-256 is SUM
+matches() { [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
+# download FILE SUM URL: fetch a pinned archive into the cache's sources/ folder
+download() {
+	local f=$1 sum=$2 url=$3 dir="$CACHE/sources" tmp got=0
+	mkdir -p "$dir"
+	chmod 755 "$CACHE" "$dir"
+	tmp=$(mktemp "$dir/.$f.XXXXXX")
+	echo "pg_server: $f is in no source folder: downloading $url" >&2
+	if command -v curl >/dev/null 2>&1; then
+		curl -fsSL --connect-timeout 20 --retry 2 -o "$tmp" "$url" 2>/dev/null && got=1
+	elif command -v wget >/dev/null 2>&1; then
+		wget -q --timeout=20 -O "$tmp" "$url" && got=1
+	fi
+	if [ "$got" -eq 0 ]; then
+		rm -f "$tmp"
+		die "$f is missing and could not be downloaded from $url (no network, or neither curl nor wget). Put that file (SHA-256 $sum) into $(source_dirs | head -n 1)/, or set BACKFILL_SOURCES to a folder that holds it"
+	fi
+	matches "$tmp" "$sum" || { rm -f "$tmp"; die "$url does not match the SHA-256 pinned in scripts/sources.txt ($sum)"; }
+	chmod 644 "$tmp"
+	mv "$tmp" "$dir/$f"
+	echo "$dir/$f"
+}
+
+# archive NAME-VERSION: the path of its archive, checked against its pinned SHA-256
+archive() {
+	local f="$1.tar.gz" sum url d
+	read -r sum url <<<"$(pin "$f")" || true
+	[ -n "$sum" ] || die "$f is not pinned in scripts/sources.txt"
+	while IFS= read -r d; do
+		[ -f "$d/$f" ] || continue
+		matches "$d/$f" "$sum" || die "$d/$f does not match the SHA-256 pinned in scripts/sources.txt ($sum)"
+		echo "$d/$f"
+		return 0
+	done < <(source_dirs)
+	download "$f" "$sum" "$url"
+}
+
+# pg_archive_name MAJOR: the PostgreSQL archive pinned for a major version, without .tar.gz
 pg_archive_name() {
 	local a
-	a=$(cd "$SOURCES" && ls "postgresql-$1".*.tar.gz 2>/dev/null | sort -V | tail -n 1)
-	[ -n "$a" ] || die "no PostgreSQL $1 source archive in $SOURCES"
-	echo "${a%.tar.gz}"
+	a=$(awk -v p="postgresql-$1." 'index($1, p) == 1 { sub(/\.tar\.gz$/, "", $1); print $1 }' "$PINS" |
+		sort -V | tail -n 1)
+	[ -n "$a" ] || die "no PostgreSQL $1 source archive is pinned in scripts/sources.txt (pinned: $(awk '$1 ~ /^postgresql-/ { sub(/^postgresql-/, "", $1); sub(/\.tar\.gz$/, "", $1); print $1 }' "$PINS" | paste -sd' '))"
+	echo "$a"
 }
 
+# prefix_of MAJOR: where that server is built, named for its version and its pinned checksum
 prefix_of() {
 	local name sum
 	name=$(pg_archive_name "$1")
-	sum=$(sha256sum "$SOURCES/$name.tar.gz" | cut -c1-12)
-	echo "$CACHE/${name#postgresql-}-$sum"
+	sum=$(pinned_sum "$name")
+	echo "$CACHE/${name#postgresql-}-${sum:0:12}"
 }
 
 # addons PG_CONFIG: pg_cron (built from its archive) and pgTAP (Debian's SQL files)
 addons() {
-	local pgc=$1 share work
+	local pgc=$1 share work src
 	share=$("$pgc" --sharedir)/extension
 	if [ ! -f "$share/pg_cron.control" ]; then
+		src=$(archive pg_cron-1.6.7)
 		work=$(mktemp -d "$CACHE/pg_cron-build.XXXXXX")
-		tar -xzf "$(archive pg_cron-1.6.7)" -C "$work"
+		tar -xzf "$src" -C "$work"
 		make -s -C "$work"/pg_cron-* PG_CONFIG="$pgc" -j"$JOBS" >/dev/null
 		make -s -C "$work"/pg_cron-* PG_CONFIG="$pgc" install >/dev/null
 		rm -rf "$work"
 	fi
 	if [ ! -f "$share/pgtap.control" ]; then
-		local src
 		src=$(dpkg -L postgresql-15-pgtap 2>/dev/null | grep '/pgtap.control$' | head -n 1)
 		[ -n "$src" ] || die "pgTAP's SQL files are missing (Debian's postgresql-15-pgtap)"
 		cp "$(dirname "$src")"/pgtap* "$share/"
@@ -72,7 +143,7 @@ addons() {
 }
 
 build() {
-	local ver=$1 prefix name work start
+	local ver=$1 prefix name work start src
 	prefix=$(prefix_of "$ver")
 	name=$(pg_archive_name "$ver")
 	mkdir -p "$CACHE"
@@ -83,8 +154,9 @@ build() {
 		rm -rf "$prefix"
 		start=$(date +%s)
 		echo "pg_server: building $name into $prefix (once; a few minutes)" >&2
+		src=$(archive "$name")
 		work=$(mktemp -d "$CACHE/build.XXXXXX")
-		tar -xzf "$(archive "$name")" -C "$work"
+		tar -xzf "$src" -C "$work"
 		(
 			cd "$work/$name"
 			./configure --prefix="$prefix" --without-readline --with-icu --with-lz4 \
@@ -107,9 +179,11 @@ build() {
 }
 
 case "${1:-}" in
-	path) echo "$(prefix_of "$2")/bin/pg_config" ;;
+	path) p=$(prefix_of "$2"); echo "$p/bin/pg_config" ;;
 	build) build "$2" ;;
 	addons) mkdir -p "$CACHE"; addons "$2" ;;
+	name) pg_archive_name "$2" ;;
 	archive) archive "$2" ;;
-	*) die "usage: $0 path|build VERSION, $0 addons PG_CONFIG, or $0 archive NAME" ;;
+	sum) pinned_sum "$2" ;;
+	*) die "usage: $0 path|build|name VERSION, $0 addons PG_CONFIG, or $0 archive|sum NAME" ;;
 esac
