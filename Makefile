@@ -19,35 +19,37 @@
 EXTENSION = backfill
 DATA = backfill--1.0.sql
 MODULE_big = backfill
+# one folder a layer, bottom first: each uses only the folders listed before it
 OBJS = \
 	src/backfill.o \
-	src/spi_util.o \
-	src/citus.o \
-	src/citus_swap.o \
-	src/citus_diff.o \
-	src/citus_fingerprint.o \
-	src/rowhash.o \
-	src/relation.o \
-	src/fingerprint.o \
-	src/fpscan.o \
-	src/diff.o \
-	src/validate.o \
-	src/log.o \
-	src/swap.o \
-	src/swaplock.o \
-	src/archive.o \
-	src/publication.o \
-	src/staging.o \
-	src/replace.o \
-	src/assign.o \
-	src/merge.o \
-	src/probe.o \
-	src/plan.o \
-	src/pin.o \
-	src/runstate.o \
-	src/inplace.o \
-	src/run.o
+	src/base/spi_util.o \
+	src/base/citus.o \
+	src/base/relation.o \
+	src/hash/citus_fingerprint.o \
+	src/hash/rowhash.o \
+	src/hash/fingerprint.o \
+	src/hash/fpscan.o \
+	src/validate/citus_diff.o \
+	src/validate/diff.o \
+	src/validate/validate.o \
+	src/record/log.o \
+	src/write/citus_swap.o \
+	src/write/swap.o \
+	src/write/swaplock.o \
+	src/write/archive.o \
+	src/write/publication.o \
+	src/write/staging.o \
+	src/write/replace.o \
+	src/write/assign.o \
+	src/write/merge.o \
+	src/write/inplace.o \
+	src/probe/probe.o \
+	src/run/plan.o \
+	src/run/pin.o \
+	src/run/runstate.o \
+	src/run/run.o
 
+PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)

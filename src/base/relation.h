@@ -1,0 +1,45 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/base/relation.h
+ *		Checking the relations and columns that callers name.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_RELATION_H
+#define BACKFILL_RELATION_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+#include "storage/lockdefs.h"
+
+/* Kinds of relation a function accepts. */
+#define BACKFILL_REL_TABLE			0x01	/* plain table */
+#define BACKFILL_REL_PARTITIONED	0x02	/* partitioned table */
+#define BACKFILL_REL_MATVIEW		0x04	/* materialized view */
+#define BACKFILL_REL_FOREIGN		0x08	/* foreign table */
+#define BACKFILL_REL_READABLE \
+	(BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED | BACKFILL_REL_MATVIEW | BACKFILL_REL_FOREIGN)
+
+extern Oid	BackfillLockFollowingName(Oid relid, const char *name, Oid nsp, const char *what,
+									  LOCKMODE lockmode);
+extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+							   int kinds, LOCKMODE lockmode);
+extern char *BackfillRelColumnArgs(Oid relid, int *ncols);
+extern Oid	BackfillForcedRowSecurity(Oid relid);
+extern bool BackfillSameLayout(TupleDesc a, TupleDesc b);
+extern bool BackfillSameColumns(TupleDesc a, TupleDesc b);
+extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
+extern Oid	BackfillRelOwner(Oid relid);
+extern char *BackfillEqualityOperator(Oid type);
+extern char *BackfillOwnerHint(Oid relid);
+
+/* validate.c */
+extern bool BackfillCheckKeyTypes(Oid relid, List *names, List *attnums);
+extern bool BackfillKeyProvenByIndex(Oid relid, List *attnums);
+extern int64 BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope,
+								  bool read_only, bool count_rows);
+
+#endif							/* BACKFILL_RELATION_H */

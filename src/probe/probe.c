@@ -1,0 +1,528 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/probe/probe.c
+ *		backfill_probe_idempotency: run a window's transform twice, compare, undo.
+ *
+ * A backfill is only a repair if running it twice leaves the table as
+ * running it once did.  The probe runs the transform twice inside a
+ * subtransaction, fingerprints the scope before, after the first run and
+ * after the second, and rolls everything back.  The fingerprints read with a
+ * fresh snapshot each time (a read-only SPI read would use the outer snapshot
+ * and miss the transform's own writes, calling "v = v + 1" idempotent).
+ *
+ * Only when the two states differ does it look closer: in a second
+ * subtransaction it runs the transform once, keeps the scope's rows as text
+ * in a tuplesort (work_mem, then the backend's temporary files: no temporary
+ * table, which a role without TEMPORARY could not create), runs it again,
+ * sorts those rows too, and merges the two to count the rows only in one
+ * state or the other (as multisets: a duplicated row counts), with samples;
+ * then rolls back again.
+ * With a scope, the rows outside it are fingerprinted before, after the first
+ * and after the second run too: a transform that writes outside its window,
+ * in either run, is reported.
+ *
+ * The target is followed by name: a transform that swaps it (a partition
+ * replaced) leaves a table of the same name with another OID.
+ *
+ * What a rollback cannot undo stays done: sequence values the transform
+ * drew, and anything it did outside the database.  Both runs share the
+ * caller's transaction, so now() is the same in both: a transform whose
+ * result depends on the transaction's start time looks idempotent here.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parser.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/tuplesort.h"
+
+#include "base/citus.h"
+#include "base/compat.h"
+#include "hash/fingerprint.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
+
+typedef struct ProbeState
+{
+	Oid			relid;
+	char	   *relname;		/* the target is followed by name: a swap gives it a new OID */
+	Oid			relnsp;
+	const char *scope;
+	const char *transform;
+	BackfillFingerprint before;
+	BackfillFingerprint first;
+	BackfillFingerprint second;
+	BackfillFingerprint outside_before;
+	BackfillFingerprint outside_first;
+	BackfillFingerprint outside_second;
+	int64		only_first;
+	int64		only_second;
+	int64		copies;			/* rows only after the second run that copy a row of the first */
+	char	   *sample;			/* jsonb text */
+} ProbeState;
+
+/* Run the transform; run is 1 or 2, for the error message. */
+static void
+RunTransform(ProbeState *ps, int run)
+{
+	const char *transform = ps->transform;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		int			rc = SPI_execute(transform, false, 0);
+
+		if (rc < 0)
+			elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(rc));
+		CommandCounterIncrement();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		edata->message = psprintf("the %s run of the transform failed: %s",
+								  run == 1 ? "first" : "second", edata->message);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+
+	ps->relid = get_relname_relid(ps->relname, ps->relnsp);
+	if (!OidIsValid(ps->relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the %s run of the transform left no table named %s",
+						run == 1 ? "first" : "second",
+						quote_qualified_identifier(get_namespace_name(ps->relnsp), ps->relname))));
+}
+
+/*
+ * Run fn inside a subtransaction that is always rolled back; errors go on
+ * after the rollback, with the caller's memory context and resource owner.
+ */
+static void
+InRolledBackSubtransaction(void (*fn) (ProbeState *, int), ProbeState *ps, int samples)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(ps, samples);
+	}
+	PG_CATCH();
+	{
+		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
+	}
+	PG_END_TRY();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+}
+
+/* The fast pass: fingerprints before, after the first and after the second run. */
+static void
+Fingerprints(ProbeState *ps, int samples)
+{
+	char	   *outside = ps->scope ? psprintf("NOT COALESCE(((\n%s\n)), false)", ps->scope) : NULL;
+
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->before);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_before);
+	RunTransform(ps, 1);
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->first);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_first);
+	RunTransform(ps, 2);
+	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
+	if (outside)
+		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_second);
+}
+
+/* Whether two fingerprints (sealed, as BackfillFingerprintRel leaves them) differ. */
+static bool
+FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
+{
+	Assert(a->sealed && b->sealed);
+	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
+}
+
+/* A receiver that puts the first column of each row (text) into a tuplesort. */
+typedef struct SortReceiver
+{
+	DestReceiver pub;
+	Tuplesortstate *sort;
+} SortReceiver;
+
+static bool
+SortReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SortReceiver *r = (SortReceiver *) self;
+	bool		isnull;
+	Datum		d = slot_getattr(slot, 1, &isnull);
+
+	CHECK_FOR_INTERRUPTS();
+	tuplesort_putdatum(r->sort, d, isnull);
+	return true;
+}
+
+/*
+ * The rows of the scope as a sorted multiset of their text, in memory up to
+ * work_mem and in the backend's temporary files beyond: no temporary table,
+ * so a role without TEMPORARY can be probed too.
+ */
+static Tuplesortstate *
+KeepRows(ProbeState *ps)
+{
+	SortReceiver r;
+	SPIPlanPtr	plan;
+
+	r.sort = tuplesort_begin_datum(TEXTOID, TextLessOperator, C_COLLATION_OID, false,
+								   work_mem, NULL, TUPLESORT_NONE);
+	BackfillInitReceiver(&r.pub, SortReceive, NULL);
+	plan = BackfillPrepare(psprintf("SELECT pg_catalog.to_jsonb(t)::pg_catalog.text FROM %s t WHERE ((\n%s\n))",
+									BackfillQualifiedName(ps->relid), ps->scope ? ps->scope : "true"),
+						   0, NULL, "scope");
+	(void) BackfillRunToDest(plan, NULL, false, (DestReceiver *) &r);
+	SPI_freeplan(plan);
+	tuplesort_performsort(r.sort);
+	return r.sort;
+}
+
+/* A sorted state read row by row: the current row's text, or done. */
+typedef struct SortedRows
+{
+	Tuplesortstate *sort;
+	StringInfoData row;
+	bool		done;
+} SortedRows;
+
+/* Move to the next row of a sorted state. */
+static void
+NextRow(SortedRows *s)
+{
+	Datum		d;
+	bool		isnull;
+	char	   *str;
+
+	if (!BackfillTuplesortGetDatum(s->sort, &d, &isnull))
+	{
+		s->done = true;
+		return;
+	}
+	resetStringInfo(&s->row);
+	if (isnull)
+	{
+		appendStringInfoString(&s->row, "null");
+		return;
+	}
+	str = TextDatumGetCString(d);
+	appendStringInfoString(&s->row, str);
+	pfree(str);
+	pfree(DatumGetPointer(d));
+}
+
+/* How many rows equal to key come next in s; s moves past them. */
+static int64
+CountEqual(SortedRows *s, const char *key)
+{
+	int64		n = 0;
+
+	while (!s->done && strcmp(s->row.data, key) == 0)
+	{
+		n++;
+		NextRow(s);
+	}
+	return n;
+}
+
+/* Append up to n copies of row to a sample (a jsonb array text without brackets). */
+static void
+AddSamples(StringInfo sample, int *taken, int limit, const char *row, int64 n)
+{
+	for (; n > 0 && *taken < limit; n--, (*taken)++)
+		appendStringInfo(sample, "%s%s", sample->len ? ", " : "", row);
+}
+
+/*
+ * Merge the two sorted states: the rows only in the first, only in the
+ * second (as multisets: a duplicated row counts), and of those only in the
+ * second, how many copy a row of the first; with samples of each side.
+ */
+static void
+CompareSorted(ProbeState *ps, Tuplesortstate *first, Tuplesortstate *second, int samples)
+{
+	SortedRows	a = {first};
+	SortedRows	b = {second};
+	StringInfoData key;
+	StringInfoData s1;
+	StringInfoData s2;
+	int			taken1 = 0;
+	int			taken2 = 0;
+
+	initStringInfo(&a.row);
+	initStringInfo(&b.row);
+	initStringInfo(&key);
+	initStringInfo(&s1);
+	initStringInfo(&s2);
+	NextRow(&a);
+	NextRow(&b);
+	while (!a.done || !b.done)
+	{
+		int			cmp = a.done ? 1 : b.done ? -1 : strcmp(a.row.data, b.row.data);
+		int64		n1;
+		int64		n2;
+
+		CHECK_FOR_INTERRUPTS();
+		resetStringInfo(&key);
+		appendStringInfoString(&key, cmp <= 0 ? a.row.data : b.row.data);
+		n1 = cmp <= 0 ? CountEqual(&a, key.data) : 0;
+		n2 = cmp >= 0 ? CountEqual(&b, key.data) : 0;
+		if (n1 > n2)
+			AddSamples(&s1, &taken1, samples, key.data, n1 - n2);
+		else
+			AddSamples(&s2, &taken2, samples, key.data, n2 - n1);
+		ps->only_first += Max(n1 - n2, 0);
+		ps->only_second += Max(n2 - n1, 0);
+		if (n1 > 0)
+			ps->copies += Max(n2 - n1, 0);
+	}
+	ps->sample = MemoryContextStrdup(TopTransactionContext,
+									 psprintf("{\"only_after_first\": [%s], \"only_after_second\": [%s]}",
+											  s1.data, s2.data));
+}
+
+/* The close look: which rows differ between the two runs. */
+static void
+Differences(ProbeState *ps, int samples)
+{
+	Tuplesortstate *first;
+	Tuplesortstate *second;
+
+	RunTransform(ps, 1);
+	first = KeepRows(ps);
+	RunTransform(ps, 2);
+	second = KeepRows(ps);
+	CompareSorted(ps, first, second, samples);
+	tuplesort_end(first);
+	tuplesort_end(second);
+}
+
+/* Refuse transforms that would end the transaction the probe runs in. */
+static void
+CheckTransform(const char *transform)
+{
+	List	   *stmts;
+	ListCell   *lc;
+
+	stmts = raw_parser(transform, RAW_PARSE_DEFAULT);
+	if (stmts == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("transform must hold at least one statement")));
+	foreach(lc, stmts)
+	{
+		Node	   *stmt = lfirst_node(RawStmt, lc)->stmt;
+
+		if (IsA(stmt, TransactionStmt))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+					 errmsg("transform must not commit or roll back"),
+					 errdetail("The probe runs it twice inside a subtransaction and rolls both runs back."),
+					 errhint("Probe the statements of one window, without transaction control.")));
+	}
+}
+
+/* The verdict on a window a second run changed: how it changed. */
+static void
+AppendNotIdempotent(StringInfo verdict, ProbeState *ps)
+{
+	if (ps->only_first == 0 && ps->second.rows > ps->first.rows)
+	{
+		appendStringInfo(verdict, "not idempotent: the second run added " UINT64_FORMAT " rows",
+						 ps->second.rows - ps->first.rows);
+		if (ps->before.rows == 0 && ps->second.rows == 2 * ps->first.rows && ps->copies == ps->only_second)
+			appendStringInfoString(verdict, " (each row of the window is now present 2 times)");
+		else if (ps->copies == ps->only_second)
+			appendStringInfoString(verdict, " (copies of rows the first run wrote)");
+		appendStringInfoString(verdict, "; additive measures grow with every run");
+	}
+	else if (ps->only_first == ps->only_second && ps->first.rows == ps->second.rows)
+		appendStringInfo(verdict, "not idempotent: the second run changed " INT64_FORMAT " of the "
+						 UINT64_FORMAT " rows of the window again", ps->only_first, ps->second.rows);
+	else
+		appendStringInfo(verdict, "not idempotent: after the second run " INT64_FORMAT
+						 " rows of the window differ from what the first run left"
+						 " (" INT64_FORMAT " rows gone, " INT64_FORMAT " rows new)",
+						 Max(ps->only_first, ps->only_second), ps->only_first, ps->only_second);
+}
+
+/* Check the transform argument; a syntax error in it is said to be one. */
+static void
+CheckTransformArg(const char *transform)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		CheckTransform(transform);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_SYNTAX_ERROR)
+			PG_RE_THROW();
+		FlushErrorState();
+		edata->message = psprintf("invalid transform: %s", edata->message);
+		edata->cursorpos = 0;
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Whether the probe may draw sequence values, which the rollback cannot give
+ * back: the transform calls nextval, or the target has a column that does.
+ * Inside SPI.
+ */
+static bool
+DrawsSequence(const ProbeState *ps)
+{
+	return strcasestr(ps->transform, "nextval") != NULL ||
+		BackfillQueryText("SELECT 1 FROM pg_catalog.pg_attribute a"
+						  " LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid OPERATOR(pg_catalog.=) a.attrelid"
+						  "  AND d.adnum OPERATOR(pg_catalog.=) a.attnum"
+						  " WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0"
+						  "   AND NOT a.attisdropped AND (a.attidentity OPERATOR(pg_catalog.<>) ''"
+						  "    OR pg_catalog.pg_get_expr(d.adbin, d.adrelid) OPERATOR(pg_catalog.~~) '%nextval(%')"
+						  " LIMIT 1", ps->relid) != NULL;
+}
+
+/* The probe's verdict, in words. */
+static char *
+Verdict(ProbeState *ps, bool idempotent, bool outside_first, bool outside_second,
+		bool draws_sequence)
+{
+	StringInfoData verdict;
+
+	initStringInfo(&verdict);
+	if (idempotent && (outside_first || outside_second))
+		appendStringInfo(&verdict, "not a repair of the window: %s changed rows outside the scope"
+						 " (a second run leaves the " UINT64_FORMAT " rows of the window unchanged)",
+						 !outside_second ? "it" : !outside_first ? "the second run" : "each run",
+						 ps->first.rows);
+	else if (idempotent && !FingerprintsDiffer(&ps->before, &ps->first))
+		appendStringInfo(&verdict, "idempotent, and the transform changed no row of the window"
+						 " (its " UINT64_FORMAT " rows are the same before and after both runs)",
+						 ps->before.rows);
+	else if (idempotent)
+		appendStringInfo(&verdict, "idempotent: a second run leaves the " UINT64_FORMAT
+						 " rows of the window unchanged", ps->first.rows);
+	else
+		AppendNotIdempotent(&verdict, ps);
+	if (!idempotent && outside_second)
+		appendStringInfoString(&verdict, "; the second run also changed rows outside the scope");
+	else if (!idempotent && outside_first)
+		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
+	if (draws_sequence)
+		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
+	return verdict.data;
+}
+
+PG_FUNCTION_INFO_V1(backfill_probe_idempotency);
+
+/*
+ * backfill_probe_idempotency(transform text, target regclass, scope text,
+ *							  sample_rows integer) RETURNS backfill_probe
+ */
+Datum
+backfill_probe_idempotency(PG_FUNCTION_ARGS)
+{
+	ProbeState	ps;
+	int			samples;
+	bool		idempotent;
+	bool		outside_first;	/* the first run changed rows outside the scope */
+	bool		outside_second; /* the second run did */
+	bool		draws_sequence;
+	char	   *verdict;
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11] = {false};
+
+	memset(&ps, 0, sizeof(ps));
+	BackfillRequireCoordinator("backfill_probe_idempotency");
+	ps.transform = BackfillArgText(fcinfo, 0, "transform");
+	ps.relid = BackfillOpenRelArg(fcinfo, 1, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+								  AccessShareLock);
+	ps.relname = get_rel_name(ps.relid);
+	ps.relnsp = get_rel_namespace(ps.relid);
+	if (!PG_ARGISNULL(2))
+		ps.scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(2)), "scope");
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("sample_rows must not be NULL")));
+	samples = PG_GETARG_INT32(3);
+	if (samples < 0 || samples > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("sample_rows must be between 0 and 1000, not %d", samples)));
+	CheckTransformArg(ps.transform);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	draws_sequence = DrawsSequence(&ps);
+	InRolledBackSubtransaction(Fingerprints, &ps, samples);
+	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
+	outside_first = ps.scope != NULL && FingerprintsDiffer(&ps.outside_before, &ps.outside_first);
+	outside_second = ps.scope != NULL && FingerprintsDiffer(&ps.outside_first, &ps.outside_second);
+	idempotent = !FingerprintsDiffer(&ps.first, &ps.second);
+	if (!idempotent)
+	{
+		InRolledBackSubtransaction(Differences, &ps, samples);
+		ps.relid = PG_GETARG_OID(1);
+	}
+	SPI_finish();
+
+	verdict = Verdict(&ps, idempotent, outside_first, outside_second, draws_sequence);
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = BoolGetDatum(idempotent && !outside_first && !outside_second);
+	values[1] = Int64GetDatum((int64) ps.before.rows);
+	values[2] = Int64GetDatum((int64) ps.first.rows);
+	values[3] = Int64GetDatum((int64) ps.second.rows);
+	values[4] = CStringGetTextDatum(BackfillFingerprintText(&ps.before));
+	values[5] = CStringGetTextDatum(BackfillFingerprintText(&ps.first));
+	values[6] = CStringGetTextDatum(BackfillFingerprintText(&ps.second));
+	values[7] = Int64GetDatum(ps.only_first);
+	values[8] = Int64GetDatum(ps.only_second);
+	if (ps.sample)
+		values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ps.sample));
+	else
+		nulls[9] = true;
+	values[10] = CStringGetTextDatum(verdict);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}

@@ -1,0 +1,360 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/record/log.c
+ *		backfill_log: the append-only record of every write.
+ *
+ * The log is readable by everyone and writable by no role but its owner;
+ * the write functions insert into it as that owner, after their own checks
+ * of the caller's rights, so a role that cannot write a table cannot forge
+ * a record of writing it.  Rows are never updated or deleted: the trigger
+ * below refuses UPDATE, DELETE and TRUNCATE, for the owner too.
+ *
+ * The records are stored in backfill_log_data, which only its owner reads;
+ * everyone reads them, and the runs and tasks, through the views backfill_log,
+ * backfill_runs and backfill_tasks.  A record or a run is tied to its table by
+ * OID (target_oid), never by the name it had: a role sees the records of the
+ * tables it may read (backfill_visible), and the values computed over their
+ * rows (counts, fingerprints, details, measures, errors) only when no
+ * row-level security hides a row of the table from it (backfill_may_see_rows),
+ * decided when read, since policies can come later.  The owner of the log, who
+ * writes it, and superusers see all of it.
+ *
+ * A record or a run inserted from outside backfill (a restore of pg_dump's
+ * copy, where every table has a new OID, or a superuser's INSERT) is tied by
+ * backfill_tie_target to the table its name resolves to then, provided the
+ * role that wrote it could have written that table; otherwise to none, and
+ * only a superuser or the log's owner sees it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+#include "utils/rls.h"
+#include "utils/syscache.h"
+
+#include "base/compat.h"
+#include "record/log.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
+#include "write/swap.h"
+
+int64		BackfillLogRunId = 0;
+
+/* Why a run's task wrote as it did, added to the details of its record (or NULL). */
+const char *BackfillLogWhy = NULL;
+
+PG_FUNCTION_INFO_V1(backfill_log_guard);
+
+/* Trigger function: refuse any change to a row of backfill_log. */
+Datum
+backfill_log_guard(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("backfill_log_guard must be called as a trigger")));
+
+	if (!TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) &&
+		!TRIGGER_FIRED_BY_DELETE(trigdata->tg_event) &&
+		!TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+		return PointerGetDatum(trigdata->tg_trigtuple);
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event)
+			 ? errmsg("backfill_log is append-only: its rows cannot be updated")
+			 : TRIGGER_FIRED_BY_DELETE(trigdata->tg_event)
+			 ? errmsg("backfill_log is append-only: its rows cannot be deleted")
+			 : errmsg("backfill_log is append-only: it cannot be truncated"),
+			 errdetail("The log records every write backfill made; a record that can be changed proves nothing."),
+			 TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event)
+			 ? errhint("To prune old records, a superuser can disable trigger backfill_log_no_truncate for that one statement.")
+			 : errhint("To prune old records, a superuser can disable trigger backfill_log_append_only for that one statement.")));
+	pg_unreachable();
+}
+
+/*
+ * Insert one record into backfill_log and return its id.  The caller has
+ * checked the rights of the current user on the target; the row is written
+ * as the owner of the log, in a restricted security context, and names the
+ * current user as the actor.  Must be called inside SPI.
+ */
+int64
+BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
+{
+	Oid			logrel = get_relname_relid("backfill_log_data", logschema);
+	Oid			saved_userid;
+	int			saved_sec;
+	char	   *actor = GetUserNameFromId(GetUserId(), false);
+	char	   *sql;
+	Oid			types[11] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
+	TEXTOID, TEXTOID, JSONBOID, INT8OID, OIDOID};
+	Datum		values[11];
+	char		nulls[11];
+	/* the current name of a relation the caller holds locked: its OID */
+	Oid			targetoid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(rec->target)),
+											 NoLock, false);
+	int			rc;
+	bool		isnull;
+	int64		id;
+
+	if (!OidIsValid(logrel))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("backfill_log does not exist in schema \"%s\"",
+						get_namespace_name(logschema))));
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = DirectFunctionCall1(namein, CStringGetDatum(actor));
+	values[1] = CStringGetTextDatum(rec->operation);
+	values[2] = CStringGetTextDatum(rec->target);
+	if (rec->partition)
+		values[3] = CStringGetTextDatum(rec->partition);
+	else
+		nulls[3] = 'n';
+	values[4] = Int64GetDatum(rec->rows_before);
+	nulls[4] = rec->rows_before < 0 ? 'n' : ' ';
+	values[5] = Int64GetDatum(rec->rows_after);
+	nulls[5] = rec->rows_after < 0 ? 'n' : ' ';
+	if (rec->fingerprint_before)
+		values[6] = CStringGetTextDatum(rec->fingerprint_before);
+	else
+		nulls[6] = 'n';
+	if (rec->fingerprint_after)
+		values[7] = CStringGetTextDatum(rec->fingerprint_after);
+	else
+		nulls[7] = 'n';
+	values[8] = DirectFunctionCall1(jsonb_in, CStringGetDatum(rec->details ? rec->details : "{}"));
+	values[9] = Int64GetDatum(BackfillLogRunId);
+	nulls[9] = BackfillLogRunId == 0 ? 'n' : ' ';
+	values[10] = ObjectIdGetDatum(targetoid);
+
+	sql = psprintf("INSERT INTO %s (logged_by, operation, target, partition, rows_before, rows_after,"
+				   " fingerprint_before, fingerprint_after, details, run_id, target_oid)"
+				   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+				   BackfillQualifiedName(logrel));
+
+	GetUserIdAndSecContext(&saved_userid, &saved_sec);
+	SetUserIdAndSecContext(BackfillRelOwner(logrel),
+						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	rc = SPI_execute_with_args(sql, 11, types, values, nulls, false, 1);
+	SetUserIdAndSecContext(saved_userid, saved_sec);
+
+	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "could not write to backfill_log: %s", SPI_result_code_string(rc));
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return id;
+}
+
+/* Record a write of target (and partition) with the fingerprints before and after. */
+int64
+BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
+					   const char *partition, const BackfillFingerprint *before,
+					   const BackfillFingerprint *after, const char *details)
+{
+	BackfillLogRecord rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.operation = operation;
+	rec.target = target;
+	rec.partition = partition;
+	rec.rows_before = (int64) before->rows;
+	rec.rows_after = (int64) after->rows;
+	rec.fingerprint_before = BackfillFingerprintText(before);
+	rec.fingerprint_after = BackfillFingerprintText(after);
+	rec.details = details;
+	if (BackfillLogWhy != NULL && details[0] == '{' && details[strlen(details) - 1] == '}')
+	{
+		StringInfoData buf;
+
+		initStringInfo(&buf);
+		appendBinaryStringInfo(&buf, details, strlen(details) - 1);
+		appendStringInfoString(&buf, strcmp(details, "{}") == 0 ? "\"why\": " : ", \"why\": ");
+		escape_json(&buf, BackfillLogWhy);
+		appendStringInfoChar(&buf, '}');
+		rec.details = buf.data;
+	}
+	return BackfillLogWrite(logschema, &rec);
+}
+
+/* Is the current user a superuser, or a member of the role owning the log? */
+static bool
+StateReader(Oid extschema)
+{
+	Oid			logrel = get_relname_relid("backfill_log_data", extschema);
+
+	return superuser() ||
+		(OidIsValid(logrel) && has_privs_of_role(GetUserId(), BackfillRelOwner(logrel)));
+}
+
+/*
+ * May the current user see the records and runs of the table with OID relid
+ * (InvalidOid for none)?  Yes if it may read the table, or is a member of the
+ * role owning it; a table that is gone, or that a record was never tied to,
+ * only a superuser or a member of the log's owner.
+ */
+bool
+BackfillRecordVisible(Oid extschema, Oid relid)
+{
+	if (StateReader(extschema))
+		return true;
+	if (!OidIsValid(relid) || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return false;
+	return pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
+		has_privs_of_role(GetUserId(), BackfillRelOwner(relid));
+}
+
+/*
+ * Does the current user see every row of relid, and of each table above it
+ * (a partition read directly escapes its parents' policies)?  Yes when none
+ * has row-level security on, or the user bypasses it there: a superuser, a
+ * BYPASSRLS role, the owner unless FORCE ROW LEVEL SECURITY.
+ */
+bool
+BackfillMaySeeRows(Oid relid)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return superuser();
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	if (get_rel_relispartition(relid))
+		foreach(lc, get_partition_ancestors(relid))
+			if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
+				return false;
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(backfill_visible);
+
+/*
+ * backfill_visible(target oid) RETURNS boolean: may the current user see the
+ * records and runs of the table with OID target?
+ */
+Datum
+backfill_visible(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(BackfillRecordVisible(BackfillExtensionSchema(fcinfo),
+										 PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0)));
+}
+
+PG_FUNCTION_INFO_V1(backfill_visible_name);
+
+/*
+ * backfill_visible(target text) RETURNS boolean: backfill_visible of the
+ * table that has the schema-qualified name target now.
+ */
+Datum
+backfill_visible_name(PG_FUNCTION_ARGS)
+{
+	char	   *target = TextDatumGetCString(PG_GETARG_DATUM(0));
+	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(target)),
+										 NoLock, true);
+
+	PG_RETURN_BOOL(OidIsValid(relid) && BackfillRecordVisible(BackfillExtensionSchema(fcinfo), relid));
+}
+
+PG_FUNCTION_INFO_V1(backfill_may_see_rows);
+
+/*
+ * backfill_may_see_rows(target oid) RETURNS boolean: may the current user see
+ * counts, fingerprints and samples computed over the rows of table target?
+ * Decided at each call: policies may have come since the record was written.
+ * The log's owner and superusers see everything.
+ */
+Datum
+backfill_may_see_rows(PG_FUNCTION_ARGS)
+{
+	if (StateReader(BackfillExtensionSchema(fcinfo)))
+		PG_RETURN_BOOL(true);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(BackfillMaySeeRows(PG_GETARG_OID(0)));
+}
+
+PG_FUNCTION_INFO_V1(backfill_tie_target);
+
+/*
+ * Trigger function, BEFORE INSERT on backfill_log_data and backfill_runs_data:
+ * tie a row to the table it names.  The write functions insert rows whose
+ * target_oid is the table target names: they pass unchanged.  Any other row
+ * (pg_dump's copy being restored, where OIDs are new; a superuser's INSERT)
+ * gets the OID of the table its name resolves to now, if the role that wrote
+ * it (logged_by, planned_by) owns or may insert into that table; else none,
+ * so a table created under a freed name never inherits the records of the
+ * old one.
+ */
+Datum
+backfill_tie_target(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	int			target_att;
+	int			oid_att;
+	int			actor_att;
+	bool		isnull;
+	Datum		d;
+	Oid			stored;
+	Oid			resolved;
+	Oid			tied = InvalidOid;
+	Datum		value;
+	bool		null;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("backfill_tie_target must be called as a row trigger on INSERT")));
+	desc = RelationGetDescr(trigdata->tg_relation);
+	tuple = trigdata->tg_trigtuple;
+	target_att = SPI_fnumber(desc, "target");
+	oid_att = SPI_fnumber(desc, "target_oid");
+	actor_att = SPI_fnumber(desc, "logged_by");
+	if (actor_att <= 0)
+		actor_att = SPI_fnumber(desc, "planned_by");
+	if (target_att <= 0 || oid_att <= 0 || actor_att <= 0)
+		elog(ERROR, "backfill_tie_target fired on a table without target, target_oid and its actor");
+
+	d = heap_getattr(tuple, target_att, desc, &isnull);
+	if (isnull)
+		return PointerGetDatum(tuple);	/* NOT NULL says no */
+	resolved = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(TextDatumGetCString(d))),
+								NoLock, true);
+	d = heap_getattr(tuple, oid_att, desc, &isnull);
+	stored = isnull ? InvalidOid : DatumGetObjectId(d);
+	if (OidIsValid(stored) && stored == resolved)
+		return PointerGetDatum(tuple);
+
+	if (OidIsValid(resolved))
+	{
+		Oid			actor;
+
+		d = heap_getattr(tuple, actor_att, desc, &isnull);
+		actor = isnull ? InvalidOid : get_role_oid(NameStr(*DatumGetName(d)), true);
+		if (OidIsValid(actor) &&
+			(has_privs_of_role(actor, BackfillRelOwner(resolved)) ||
+			 pg_class_aclcheck(resolved, actor, ACL_INSERT) == ACLCHECK_OK))
+			tied = resolved;
+	}
+	value = ObjectIdGetDatum(tied);
+	null = !OidIsValid(tied);
+	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &oid_att, &value, &null));
+}

@@ -1,0 +1,1509 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/run.c
+ *		backfill_run, the procedure that works a run off task by task, and
+ *		backfill_dry_run, which computes one task and rolls it back.
+ *
+ * Each task is one transaction: the worker claims the task's row FOR UPDATE
+ * SKIP LOCKED (so sessions sharing a run never take the same task), writes
+ * the data with a write strategy (backfill_replace_partition for a
+ * partition, backfill_merge on the task's window, or a delete and insert of
+ * a plain table's chunk), reconciles it, records the outcome in the task's
+ * row, and commits them together.  A task that fails is rolled back to a
+ * subtransaction around its work, so its failure is recorded and committed
+ * without its data.  If the session or the server dies mid-task, the task's
+ * transaction never commits: its data and its row stay as they were, pending.
+ *
+ * Between tasks nothing is held: the worker re-reads the run (a pause or a
+ * cancel takes effect there), re-checks the caller's rights and the pinned
+ * code, and takes one of the run's max_workers slots (a transaction-level
+ * advisory lock) before claiming the next task.  When no task is left, the
+ * worker that sees it, under the run row's lock, refreshes the dependent
+ * materialized views, checks the fingerprints of what lay outside the range,
+ * and marks the run done.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/partition.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/timeout.h"
+#include "utils/timestamp.h"
+
+#include "base/citus.h"
+#include "base/compat.h"
+#include "validate/diff.h"
+#include "hash/fingerprint.h"
+#include "record/log.h"
+#include "base/relation.h"
+#include "write/inplace.h"
+#include "run/run.h"
+#include "base/spi_util.h"
+#include "write/staging.h"
+#include "write/swap.h"
+
+/* locktag_field4 of the advisory locks that are the worker slots of runs */
+#define RUN_SLOT_LOCK 0x4246
+
+/* What a task did. */
+typedef struct TaskOutcome
+{
+	bool		ok;
+	int64		rows_before;
+	int64		rows_after;
+	char	   *fingerprint_before;
+	char	   *fingerprint_after;
+	int64		log_id;
+	char	   *reconcile;		/* jsonb text, or NULL */
+	char	   *error;
+	bool		gave_way;		/* its swap gave way to a session waiting for it */
+	double		seconds;
+} TaskOutcome;
+
+/* How often a task whose swap gave way is tried again in the same call. */
+#define GIVE_WAY_RETRIES 10
+
+
+/* The relation a task writes: its partition, or the plain table. */
+static Oid
+TaskRelation(BackfillRun *run, BackfillTask *task)
+{
+	Oid			relid;
+	char	   *why;
+
+	if (task->partition == NULL)
+		return run->targetoid;
+	relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(task->partition)),
+							 NoLock, true);
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("partition %s of run " INT64_FORMAT " no longer exists", task->partition, run->id)));
+	/*
+	 * A table of that name that is not the planned partition is not written.
+	 * A merge locks the partition first, as backfill_merge will, so that it
+	 * cannot be detached between this check and the write.
+	 */
+	if (strcmp(run->strategy, "merge") == 0)
+		LockRelationOid(relid, ShareRowExclusiveLock);
+	why = BackfillPartitionChanged(relid, run->targetoid, task->range_from, task->range_to);
+	if (why)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not the partition the run planned: %s", task->partition, why),
+				 errhint("Cancel the run and plan a new one over the partitions as they are now.")));
+	return relid;
+}
+
+/* The window of a task, as a scope on the written table's columns (alias may be NULL). */
+static char *
+TaskScope(BackfillRun *run, BackfillTask *task, const char *alias)
+{
+	return BackfillWindowScope(run->window_column, run->window_type, task->range_from,
+							   task->range_to, alias);
+}
+
+/* Apply a run's settings to the current (sub)transaction, restored at its end. */
+static void
+ApplySettings(BackfillRun *run)
+{
+	struct
+	{
+		const char *name;
+		const char *value;
+	}			s[] = {
+		{"search_path", run->opts.search_path},
+		{"lock_timeout", run->opts.lock_timeout},
+		{"work_mem", run->opts.work_mem},
+		{"max_parallel_workers_per_gather", run->opts.max_parallel_workers_per_gather},
+	};
+
+	for (int i = 0; i < lengthof(s); i++)
+		if (s[i].value)
+			(void) set_config_option(s[i].name, s[i].value, PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/* Read rows and fingerprints of a log record into out. */
+static void
+ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(logid)};
+	int			rc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	rc = BackfillStateExec(run->extschema,
+						   psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
+									" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+									BackfillExtName(run->extschema, "backfill_log_data")),
+						   1, types, values, NULL, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read record " INT64_FORMAT " of backfill_log", logid);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	out->log_id = logid;
+	out->rows_before = SPI_getvalue(tup, desc, 1) ? pg_strtoint64(SPI_getvalue(tup, desc, 1)) : -1;
+	out->rows_after = SPI_getvalue(tup, desc, 2) ? pg_strtoint64(SPI_getvalue(tup, desc, 2)) : -1;
+	out->fingerprint_before = SPI_getvalue(tup, desc, 3);
+	out->fingerprint_after = SPI_getvalue(tup, desc, 4);
+}
+
+/* The source's column names, as "a, b". */
+static char *
+SourceColumns(const char *bound)
+{
+	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
+	TupleDesc	desc;
+	StringInfoData buf;
+
+	BackfillCheckReadOnly(plan, "source");
+	desc = BackfillPlanResultDesc(plan);
+	initStringInfo(&buf);
+	for (int i = 0; i < desc->natts; i++)
+		appendStringInfo(&buf, "%s%s", i ? ", " : "", quote_identifier(NameStr(TupleDescAttr(desc, i)->attname)));
+	SPI_freeplan(plan);
+	return buf.data;
+}
+
+/* Refuse a source with rows outside the window of task (bound: the source, bound to it). */
+static void
+RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
+{
+	int64		outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
+																	   " WHERE NOT COALESCE(%s, false)",
+																	   bound, TaskScope(run, task, "s")),
+															 0, NULL, NULL));
+
+	if (outside > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
+							   "%lld source rows lie outside the window [%s, %s) of task %d",
+							   outside, (long long) outside, task->range_from, task->range_to, task->task),
+				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+}
+
+/*
+ * Delete the rows of written in scope (all, if NULL) and insert the rows of
+ * bound, in one statement, so that the source reads the window as it was
+ * before the delete (a source may read the table itself: a snapshot of its
+ * own would not do, SPI moves a writing statement's snapshot to the current
+ * command); the delete runs to completion first (an InitPlan gates the
+ * insert), so a unique key may come back.  Returns the rows inserted.
+ */
+static uint64
+WriteWholeWindow(BackfillTask *task, const char *bound, Oid written, const char *scope)
+{
+	char	   *table = BackfillQualifiedName(written);
+	char	   *cols = SourceColumns(bound);
+
+	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
+							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
+							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
+							 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
+							 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
+					false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not replace the window of task %d", task->task);
+	return SPI_processed;
+}
+
+/*
+ * The window of a task replaced by a delete and an insert in this
+ * transaction.  written is the table the rows go into: the target (the
+ * chunk of a plain table; a small partition of an 'auto' run under FORCE ROW
+ * LEVEL SECURITY, so that the policies apply), the source checked to stay in
+ * the window; or a small partition itself, whose bound the executor checks
+ * on every row.  Writers of lockrel wait (SHARE ROW EXCLUSIVE), readers see
+ * the old rows until commit.  Returns the log record's id.
+ */
+static int64
+DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel)
+{
+	bool		through = written == run->targetoid;
+	char	   *scope = through ? TaskScope(run, task, NULL) : NULL;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	StringInfoData details;
+	uint64		inserted;
+	BackfillRewriteCounts counts;
+	const char *notwhy = NULL;
+
+	LockRelationOid(lockrel, ShareRowExclusiveLock);
+	/* on Citus, writes through a worker go round the coordinator's lock: lock every node */
+	if (BackfillCitusDistributed(lockrel))
+		BackfillCitusLock(lockrel, false, "SHARE ROW EXCLUSIVE");
+
+	/*
+	 * A small partition: only the rows that differ are written, if the
+	 * source allows (inplace.c), the rows it held and holds fingerprinted as
+	 * they are read.
+	 */
+	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, &before, &after))
+		inserted = counts.inserted + counts.unchanged;
+	else
+	{
+		BackfillFingerprintRel(written, scope, false, &before);
+		if (through)
+			RefuseOutsideWindow(run, task, bound);
+		else if (BackfillLogWhy != NULL)
+			BackfillLogWhy = psprintf("%s; but %s, so every row was deleted and inserted again",
+									  BackfillLogWhy, notwhy);
+		inserted = WriteWholeWindow(task, bound, written, scope);
+		counts.deleted = before.rows;
+		counts.inserted = inserted;
+		counts.unchanged = 0;
+		CommandCounterIncrement();
+		BackfillFingerprintRel(written, scope, false, &after);
+	}
+	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
+						task->range_from, task->range_to, task->task, before.rows),
+				 errdetail("Running the task would empty the window of %s.", BackfillQualifiedName(lockrel)),
+				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
+	CommandCounterIncrement();
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"deleted\": " UINT64_FORMAT ", \"inserted\": " UINT64_FORMAT
+					 ", \"unchanged\": " UINT64_FORMAT, counts.deleted, counts.inserted, counts.unchanged);
+	if (scope)
+	{
+		appendStringInfoString(&details, ", \"scope\": ");
+		escape_json(&details, scope);
+	}
+	appendStringInfoString(&details, ", \"source\": ");
+	escape_json(&details, bound);
+	appendStringInfoChar(&details, '}');
+	return BackfillLogWriteChange(run->extschema, "delete_insert", run->target,
+								  lockrel != run->targetoid ? BackfillQualifiedName(lockrel) : NULL,
+								  &before, &after, details.data);
+}
+
+/* The rows of relid visible to this transaction, counted up to limit. */
+static int64
+CountRowsUpTo(Oid relid, int64 limit)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	int64		n = 0;
+
+	while (n < limit && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		n++;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_endscan(scan);
+	table_close(rel, NoLock);
+	return n;
+}
+
+/*
+ * Whether a task of an 'auto' run writes its partition by a delete and an
+ * insert rather than a swap: when the partition holds at most
+ * small_partition_rows rows (counted, reading no more than that), the fixed
+ * cost of a swap's DDL outweighs rewriting the rows in place.  Sets *why to
+ * the reason, for the log record.  A partition a foreign key points to is
+ * refused, as a swap refuses it: deleting its rows would fire the key's
+ * actions.
+ */
+static bool
+AutoWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
+{
+	int64		n;
+	char	   *fk;
+
+	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
+		return false;
+	/* on Citus the in-place write would lock the coordinator only: swap (citus_swap.c) */
+	if (BackfillCitusDistributed(relid))
+	{
+		*why = psprintf("strategy auto: %s is a partition of a Citus distributed table, so it was swapped",
+						BackfillQualifiedName(relid));
+		return false;
+	}
+	n = CountRowsUpTo(relid, run->opts.small_partition_rows + 1);
+	if (n > run->opts.small_partition_rows)
+	{
+		*why = psprintf("strategy auto: %s held more than small_partition_rows (%d) rows, so it was swapped",
+						BackfillQualifiedName(relid), run->opts.small_partition_rows);
+		return false;
+	}
+	fk = BackfillQueryText("SELECT pg_catalog.format('%I of table %s', c.conname, c.conrelid::pg_catalog.regclass)"
+						   " FROM pg_catalog.pg_constraint c"
+						   " WHERE c.contype OPERATOR(pg_catalog.=) 'f'"
+						   " AND c.confrelid IN (SELECT a.relid FROM pg_catalog.pg_partition_ancestors($1) a)"
+						   " LIMIT 1", relid);
+	if (fk != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot rewrite partition %s: foreign key %s references it", BackfillQualifiedName(relid), fk),
+				 errdetail("Deleting its rows would fire the foreign key's actions on the referencing table."),
+				 errhint("Drop the foreign key for the backfill, or plan the run with strategy 'merge'.")));
+	*why = psprintf("strategy auto: %s held " INT64_FORMAT " rows, at most small_partition_rows (%d), so it was"
+					" written in place, without the DDL of a swap: %s", BackfillQualifiedName(relid), n,
+					run->opts.small_partition_rows,
+					run->key != NIL ? "merged on the key, only the rows that differ written"
+					: "only the rows that differ from the source deleted and inserted, the others kept");
+	return true;
+}
+
+/* The rows a task wrote, as a query (by name: a swap gave the partition a new OID). */
+static char *
+WrittenQuery(BackfillRun *run, BackfillTask *task)
+{
+	const char *rel = task->partition ? task->partition : run->target;
+
+	if (task->partition && strcmp(run->strategy, "replace") == 0)
+		return psprintf("SELECT * FROM ONLY %s", rel);
+	return psprintf("SELECT * FROM ONLY %s WHERE %s", rel, TaskScope(run, task, NULL));
+}
+
+/*
+ * Reconcile the measures of the written rows with the source's; returns the
+ * comparison as jsonb text and sets *ok.
+ */
+static char *
+Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
+{
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[4];
+	int			rc;
+	bool		isnull;
+
+	*ok = true;
+	if (run->opts.reconcile == NIL)
+		return NULL;
+	values[0] = CStringGetTextDatum(written);
+	values[1] = CStringGetTextDatum(bound);
+	values[2] = BackfillTextArray(run->opts.reconcile);
+	values[3] = CStringGetTextDatum(run->opts.reconcile_tolerance);
+	rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r))::pg_catalog.text,"
+										" pg_catalog.bool_and(r.ok)"
+										" FROM %s($1, $2, $3, CAST($4 AS pg_catalog.numeric), false) r",
+										BackfillExtName(run->extschema, "backfill_reconcile")),
+							   4, types, values, NULL, false, 1);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "backfill_reconcile failed: %s", SPI_result_code_string(rc));
+	*ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (isnull)
+		*ok = true;
+	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+}
+
+static void
+RaiseUnreconciled(BackfillTask *task, const char *comparison)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CHECK_VIOLATION),
+			 errmsg("task %d (%s) does not reconcile with its source",
+					task->task, task->partition ? task->partition : task->range_from),
+			 errdetail("Measures, written and in the source: %s.", comparison)));
+}
+
+/*
+ * The work of one task, in the current subtransaction: write the data,
+ * reconcile it, fill out.  A task that does not reconcile is an error,
+ * unless reconciled is given to receive the verdict.
+ */
+static void
+WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconciled)
+{
+	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	Oid			relid = TaskRelation(run, task);
+	int64		logid;
+	int			rc;
+	bool		isnull;
+	bool		ok;
+	char	   *why = NULL;
+	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
+
+	BackfillLogWhy = why;
+	if (in_place && run->key == NIL)
+		rc = -2;
+	else if (task->partition && !in_place && strcmp(run->strategy, "merge") != 0)
+	{
+		Oid			types[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, INT4OID, INT4OID};
+		Datum		values[6];
+
+		values[0] = CStringGetTextDatum(task->partition);
+		values[1] = CStringGetTextDatum(bound);
+		values[2] = BoolGetDatum(run->opts.keep_old);
+		values[3] = BoolGetDatum(run->opts.allow_empty);
+		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
+		values[5] = Int32GetDatum(5);
+		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
+											BackfillExtName(run->extschema, "backfill_replace_partition")),
+								   6, types, values, NULL, false, 1);
+	}
+	else if (in_place || strcmp(run->strategy, "merge") == 0)
+	{
+		Oid			types[6] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID, BOOLOID};
+		Datum		values[6];
+
+		values[0] = ObjectIdGetDatum(relid);
+		values[1] = CStringGetTextDatum(bound);
+		values[2] = BackfillTextArray(run->key);
+		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
+		/* in place, the partition must end as the source: what it lacks goes */
+		values[4] = BoolGetDatum(in_place || run->opts.delete_missing);
+		values[5] = BoolGetDatum(run->opts.allow_empty);
+		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
+											BackfillExtName(run->extschema, "backfill_merge")),
+								   6, types, values, NULL, false, 1);
+	}
+	else
+		rc = -1;
+
+	if (rc == -2)				/* straight into a small partition, or through the target under FORCE RLS */
+		logid = DeleteInsert(run, task, bound, OidIsValid(BackfillForcedRowSecurity(relid)) ? run->targetoid : relid, relid);
+	else if (rc == -1)
+		logid = DeleteInsert(run, task, bound, run->targetoid, run->targetoid);
+	else
+	{
+		if (rc != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "task %d returned no result", task->task);
+		logid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	BackfillLogWhy = NULL;
+	ReadLogRecord(run, logid, out);
+
+	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok);
+	if (reconciled)
+		*reconciled = ok;
+	else if (!ok)
+		RaiseUnreconciled(task, out->reconcile);
+}
+
+/*
+ * Run one task in a subtransaction; a failure is caught and described in
+ * out, with the subtransaction (and so the task's data) rolled back.
+ */
+static void
+RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	TimestampTz start = GetCurrentTimestamp();
+	int			timeout_ms = StatementTimeout;
+
+	memset(out, 0, sizeof(*out));
+	if (run->opts.statement_timeout &&
+		!parse_int(run->opts.statement_timeout, &timeout_ms, GUC_UNIT_MS, NULL))
+		timeout_ms = 0;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ApplySettings(run);
+		/* the statement timeout counts from the start of each task, not of the CALL */
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		if (timeout_ms > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
+		BackfillLogRunId = run->id;
+		BackfillSwapGaveWay = false;
+		WorkTask(run, task, out, NULL);
+		BackfillLogRunId = 0;
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		out->ok = true;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		BackfillLogRunId = 0;
+		BackfillLogWhy = NULL;
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		edata = BackfillAbortSubtransaction(cxt, owner);
+		/* a cancel or a shutdown stops the run: the task stays pending */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
+			(edata->message_id == NULL ||
+			 strcmp(edata->message_id, "canceling statement due to statement timeout") != 0))
+			ReThrowError(edata);
+		if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			ReThrowError(edata);
+		memset(out, 0, sizeof(*out));
+		out->ok = false;
+		out->gave_way = BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
+		out->rows_before = out->rows_after = -1;
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	out->seconds = (double) (GetCurrentTimestamp() - start) / 1000000.0;
+}
+
+/* Write the outcome of a task into its row. */
+static void
+RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	Oid			types[11] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	JSONBOID, INT8OID, FLOAT8OID, TEXTOID};
+	Datum		values[11];
+	char		nulls[11];
+
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Int32GetDatum(task->task);
+	values[2] = CStringGetTextDatum(out->ok ? "done" : "failed");
+	values[3] = Int64GetDatum(out->rows_before);
+	nulls[3] = out->rows_before < 0 ? 'n' : ' ';
+	values[4] = Int64GetDatum(out->rows_after);
+	nulls[4] = out->rows_after < 0 ? 'n' : ' ';
+	values[5] = out->fingerprint_before ? CStringGetTextDatum(out->fingerprint_before) : (Datum) 0;
+	nulls[5] = out->fingerprint_before ? ' ' : 'n';
+	values[6] = out->fingerprint_after ? CStringGetTextDatum(out->fingerprint_after) : (Datum) 0;
+	nulls[6] = out->fingerprint_after ? ' ' : 'n';
+	values[7] = out->reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(out->reconcile)) : (Datum) 0;
+	nulls[7] = out->reconcile ? ' ' : 'n';
+	values[8] = Int64GetDatum(out->log_id);
+	nulls[8] = out->log_id ? ' ' : 'n';
+	values[9] = Float8GetDatum(out->seconds);
+	values[10] = out->error ? CStringGetTextDatum(out->error) : (Datum) 0;
+	nulls[10] = out->error ? ' ' : 'n';
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET status = $3, attempts = attempts + 1,"
+									  " rows_before = $4, rows_after = $5, fingerprint_before = $6,"
+									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
+									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
+									  " WHERE run_id = $1 AND task = $2",
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 11, types, values, nulls, 0);
+}
+
+/* Take one of the run's worker slots for this transaction; false if all are taken. */
+static bool
+TakeSlot(BackfillRun *run)
+{
+	for (int slot = 0; slot < run->opts.max_workers; slot++)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) run->id, (uint32) slot, RUN_SLOT_LOCK);
+		if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+			return true;
+	}
+	return false;
+}
+
+/* A task from a row of (task, partition, range_from, range_to, attempts). */
+static void
+TaskFromRow(HeapTuple tup, TupleDesc desc, BackfillTask *task)
+{
+	task->task = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+	task->partition = SPI_getvalue(tup, desc, 2);
+	task->range_from = SPI_getvalue(tup, desc, 3);
+	task->range_to = SPI_getvalue(tup, desc, 4);
+	task->attempts = pg_strtoint32(SPI_getvalue(tup, desc, 5));
+}
+
+/* Claim the next task: pending, or failed with attempts left and not failed in this call. */
+static bool
+ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
+{
+	Oid			types[3] = {INT8OID, INT4OID, INT4ARRAYOID};
+	Datum		values[3];
+
+	task->task = 0;
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Int32GetDatum(run->opts.max_attempts);
+	values[2] = BackfillIntArray(failed_here);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+									  " WHERE run_id = $1 AND task <> ALL ($3)"
+									  "   AND (status = 'pending' OR (status = 'failed' AND attempts < $2))"
+									  " ORDER BY task LIMIT 1 FOR UPDATE SKIP LOCKED",
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 3, types, values, NULL, 0);
+	if (SPI_processed == 0)
+		return false;
+	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
+	return true;
+}
+
+/* "1 min 12 s", "3 h 4 min", "0.42 s" */
+static char *
+Duration(double s)
+{
+	if (s < 10)
+		return psprintf("%.2f s", s);
+	if (s < 60)
+		return psprintf("%.0f s", s);
+	if (s < 3600)
+		return psprintf("%d min %d s", (int) (s / 60), (int) s % 60);
+	return psprintf("%d h %d min", (int) (s / 3600), ((int) s % 3600) / 60);
+}
+
+/* 20104 -> "20,104" */
+static char *
+Thousands(int64 n)
+{
+	char	   *digits = psprintf(INT64_FORMAT, n < 0 ? -n : n);
+	int			len = strlen(digits);
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	if (n < 0)
+		appendStringInfoChar(&buf, '-');
+	for (int i = 0; i < len; i++)
+	{
+		if (i > 0 && (len - i) % 3 == 0)
+			appendStringInfoChar(&buf, ',');
+		appendStringInfoChar(&buf, digits[i]);
+	}
+	return buf.data;
+}
+
+/*
+ * The progress line of a finished task.  The time left is what this call
+ * has measured per task, from its start to now (claims, writes, checks and
+ * commits), plus the pause after each task, over the workers that can share
+ * what is pending.
+ */
+static void
+ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, TimestampTz call_started, int done_before)
+{
+	int64		total;
+	int64		done;
+	int64		pending;
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	int			rc;
+	char	   *left;
+	double		pause = run->opts.pause_ms / 1000.0;
+	double		elapsed = TimestampDifferenceMilliseconds(call_started, GetCurrentTimestamp()) / 1000.0;
+	double		per_task;
+	const char *name = task->partition ? task->partition : psprintf("[%s, %s)", task->range_from, task->range_to);
+
+	rc = BackfillStateExec(run->extschema,
+						   psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'done'),"
+									" pg_catalog.count(*) FILTER (WHERE status OPERATOR(pg_catalog.=) 'pending')"
+									" FROM %s WHERE run_id OPERATOR(pg_catalog.=) " INT64_FORMAT,
+									BackfillExtName(run->extschema, "backfill_tasks_data"), run->id),
+						   0, NULL, NULL, NULL, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_tasks");
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	total = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	done = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	pending = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	/* the pauses after the tasks before this one are in elapsed: count them once */
+	per_task = Max(elapsed - pause * done_before, 0) / (done_before + 1) + pause;
+	left = pending == 0 ? "none left" :
+		psprintf("about %s left", Duration(per_task * pending / Min(pending, run->opts.max_workers)));
+
+	if (out->ok)
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %s done (" INT64_FORMAT "/" INT64_FORMAT "), %s rows, %s, %s",
+						run->id, name, done, total, Thousands(out->rows_after), Duration(out->seconds), left)));
+	else
+		ereport(WARNING,
+				(errmsg("run " INT64_FORMAT ": %s failed (attempt %d of %d): %s",
+						run->id, name, task->attempts + 1, run->opts.max_attempts, out->error)));
+}
+
+/* Sleep ms milliseconds, waking for interrupts. */
+static void
+Pause(int ms)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
+
+	for (;;)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+
+		CHECK_FOR_INTERRUPTS();
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* REFRESH the dependent materialized views; returns what was done as jsonb text, *ok false on a failure. */
+static char *
+RefreshDependents(BackfillRun *run, bool *ok)
+{
+	static const char *const fields[2] = {"name", "concurrently"};
+	uint64		n;
+	char	 ***rows = BackfillJsonbRows(run->dependents, 2, fields, &n);
+	StringInfoData out;
+
+	*ok = true;
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (uint64 i = 0; i < n; i++)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		TimestampTz start = GetCurrentTimestamp();
+		char	   *volatile error = NULL;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			int			rc = SPI_execute(psprintf("REFRESH MATERIALIZED VIEW %s%s",
+												  strcmp(rows[i][1], "true") == 0 ? "CONCURRENTLY " : "",
+												  rows[i][0]), false, 0);
+
+			if (rc != SPI_OK_UTILITY)
+				elog(ERROR, "REFRESH MATERIALIZED VIEW failed: %s", SPI_result_code_string(rc));
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(cxt);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+
+			error = pstrdup(edata->message);
+			*ok = false;
+		}
+		PG_END_TRY();
+		appendStringInfoString(&out, i ? ", {\"name\": " : "{\"name\": ");
+		escape_json(&out, rows[i][0]);
+		appendStringInfo(&out, ", \"concurrently\": %s, \"ms\": %.1f, \"error\": ",
+						 rows[i][1], (double) (GetCurrentTimestamp() - start) / 1000.0);
+		if (error)
+			escape_json(&out, error);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfoChar(&out, '}');
+		if (error)
+			ereport(WARNING,
+					(errmsg("run " INT64_FORMAT ": could not refresh %s: %s", run->id, rows[i][0], error)));
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+/*
+ * Fingerprint again what lay outside the range; returns jsonb text, *changed
+ * the count that differ for no logged reason (a partition another run or a
+ * replacement rewrote is named with its log record instead).
+ */
+static char *
+CheckUntouched(BackfillRun *run, int *changed)
+{
+	static const char *const fields[3] = {"partition", "scope", "fingerprint"};
+	uint64		n;
+	char	 ***rows = BackfillJsonbRows(run->untouched, 3, fields, &n);
+	StringInfoData out;
+
+	*changed = 0;
+	initStringInfo(&out);
+	appendStringInfoChar(&out, '[');
+	for (uint64 i = 0; i < n; i++)
+	{
+		Oid			relid = rows[i][0]
+			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(rows[i][0])), NoLock, true)
+			: run->targetoid;
+		BackfillFingerprint fp;
+		char	   *now = NULL;
+		bool		same;
+		int64		logid;
+
+		CHECK_FOR_INTERRUPTS();
+		if (OidIsValid(relid) && rows[i][0] && get_rel_relispartition(relid) &&
+			get_partition_parent(relid, true) == run->targetoid)
+		{
+			/* through the target, as it was planned: SELECT on the target suffices */
+			BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
+			now = BackfillFingerprintText(&fp);
+		}
+		else if (OidIsValid(relid))
+		{
+			BackfillFingerprintRel(relid, rows[i][1], true, &fp);
+			now = BackfillFingerprintText(&fp);
+		}
+		same = now && strcmp(now, rows[i][2]) == 0;
+		logid = 0;
+		if (!same && now && rows[i][0])
+		{
+			/* rewritten by a logged write (another run's, a replacement): its record says so */
+			Oid			t2[2] = {TEXTOID, TEXTOID};
+			Datum		v2[2] = {CStringGetTextDatum(rows[i][0]), CStringGetTextDatum(now)};
+
+			(void) BackfillStateExec(run->extschema,
+									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
+											  " ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log_data")),
+									 2, t2, v2, NULL, 1);
+			if (SPI_processed == 1)
+				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		}
+		if (!same && logid == 0)
+		{
+			(*changed)++;
+			ereport(WARNING,
+					(errmsg("run " INT64_FORMAT ": %s, outside the range, %s during the run", run->id,
+							rows[i][0] ? rows[i][0] : "the rows", now ? "changed" : "was dropped"),
+					 errdetail("Fingerprint at plan time %s, now %s.", rows[i][2], now ? now : "none"),
+					 errhint("The run never writes outside its range: another session did.")));
+		}
+		appendStringInfoString(&out, i ? ", {\"partition\": " : "{\"partition\": ");
+		if (rows[i][0])
+			escape_json(&out, rows[i][0]);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfoString(&out, ", \"fingerprint\": ");
+		if (now)
+			escape_json(&out, now);
+		else
+			appendStringInfoString(&out, "null");
+		appendStringInfo(&out, ", \"same\": %s, \"logged_as\": ", same ? "true" : "false");
+		if (logid)
+			appendStringInfo(&out, INT64_FORMAT "}", logid);
+		else
+			appendStringInfoString(&out, "null}");
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+/*
+ * No task left to claim: if none is in progress elsewhere, finish the run
+ * (refresh, check what lay outside, mark done) or mark it failed.  Returns
+ * the error to raise after the commit, or NULL.
+ */
+static char *
+FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
+{
+	Oid			t3[3] = {INT8OID, INT4OID, INT4ARRAYOID};
+	Datum		v3[3];
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	int64		pending;
+	int64		failed;
+	char	   *failures;
+
+	*pending_elsewhere = 0;
+	/* one worker finishes: the others wait here, then see the run done */
+	BackfillRunLoad(run->extschema, run->id, run, true);
+	if (strcmp(run->status, "running") != 0)
+		return NULL;
+	/*
+	 * No task could be claimed: every one that is pending, or failed with
+	 * attempts left and not failed in this call, is held by another worker.
+	 */
+	v3[0] = Int64GetDatum(run->id);
+	v3[1] = Int32GetDatum(run->opts.max_attempts);
+	v3[2] = BackfillIntArray(failed_here);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT count(*) FILTER (WHERE status = 'pending'"
+									  "   OR (status = 'failed' AND attempts < $2 AND task <> ALL ($3))),"
+									  " count(*) FILTER (WHERE status = 'failed'),"
+									  " string_agg(format('task %%s (%%s): %%s', task, coalesce(partition, range_from), error), '; '"
+									  "   ORDER BY task) FILTER (WHERE status = 'failed')"
+									  " FROM %s WHERE run_id = $1", BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 3, t3, v3, NULL, 0);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	pending = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	failed = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	failures = SPI_getvalue(tup, desc, 3);
+	if (pending > 0)
+	{
+		*pending_elsewhere = pending;
+		return NULL;
+	}
+	if (failed > 0)
+	{
+		char	   *error = psprintf(INT64_FORMAT " task%s failed: %s", failed, failed > 1 ? "s" : "", failures);
+
+		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunUnschedule(run);
+		return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
+	}
+
+	{
+		char	   *refreshed = NULL;
+		char	   *untouched = NULL;
+		int			changed = 0;
+		bool		ok = true;
+		Oid			ut[3] = {INT8OID, JSONBOID, JSONBOID};
+		Datum		uv[3];
+		char		un[3] = {' ', ' ', ' '};
+
+		if (run->opts.refresh_dependents)
+			refreshed = RefreshDependents(run, &ok);
+		if (run->opts.check_untouched)
+			untouched = CheckUntouched(run, &changed);
+		uv[0] = Int64GetDatum(run->id);
+		uv[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
+		un[1] = refreshed ? ' ' : 'n';
+		uv[2] = untouched ? DirectFunctionCall1(jsonb_in, CStringGetDatum(untouched)) : (Datum) 0;
+		un[2] = untouched ? ' ' : 'n';
+		(void) BackfillStateExec(run->extschema,
+								 psprintf("UPDATE %s SET refreshed = $2, untouched_after = $3 WHERE id = $1",
+										  BackfillExtName(run->extschema, "backfill_runs_data")),
+								 3, ut, uv, un, 0);
+		if (!ok)
+		{
+			char	   *error = "a dependent materialized view could not be refreshed (see refreshed)";
+
+			BackfillRunSetStatus(run, "failed", error);
+			BackfillRunUnschedule(run);
+			return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
+		}
+		BackfillRunSetStatus(run, "done", NULL);
+		BackfillRunUnschedule(run);
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " done%s%s", run->id,
+						refreshed && strcmp(refreshed, "[]") != 0 ? "; materialized views refreshed" : "",
+						changed ? "; something outside the range changed (see untouched_after)" : "")));
+	}
+	return NULL;
+}
+
+/* The target of a run is gone: the run fails, and says so. */
+static void
+TargetGone(BackfillRun *run)
+{
+	char	   *error = psprintf("table %s no longer exists", run->target);
+
+	if (strcmp(run->status, "done") != 0 && strcmp(run->status, "cancelled") != 0)
+	{
+		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunUnschedule(run);
+		SPI_commit();
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_TABLE),
+			 errmsg("run " INT64_FORMAT " stopped: %s", run->id, error),
+			 errhint("Cancel the run: backfill_cancel(" INT64_FORMAT ").", run->id)));
+}
+
+/* What one CALL backfill_run has done so far. */
+typedef struct RunCall
+{
+	int64		runid;
+	int			max_tasks;		/* 0: no limit */
+	List	   *failed_here;	/* tasks that failed in this call: not retried by it */
+	int			done_here;
+	char	   *stop_error;		/* the run failed at its end: raised after SPI_finish */
+	TimestampTz started;
+	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
+} RunCall;
+
+/* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
+static void
+RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
+{
+	memset(call, 0, sizeof(RunCall));
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	call->runid = PG_GETARG_INT64(0);
+	if (!PG_ARGISNULL(1))
+	{
+		call->max_tasks = PG_GETARG_INT32(1);
+		if (call->max_tasks < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_tasks must be at least 1, or NULL for all")));
+	}
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, CallContext) ||
+		castNode(CallContext, fcinfo->context)->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("backfill_run must be called with CALL, outside a transaction block"),
+				 errdetail("It commits after every task."),
+				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.",
+						 call->runid)));
+	PreventCommandIfReadOnly("backfill_run()");
+	BackfillRequireCoordinator("backfill_run");
+	call->started = GetCurrentTimestamp();
+}
+
+/*
+ * The start of a call: the run is marked running, committed on its own so
+ * that sessions sharing the run do not queue.  False when there is nothing to
+ * do (the run is done or paused).
+ */
+static bool
+RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	int64		runid = call->runid;
+
+	BackfillRunLoad(extschema, runid, run, false);
+	if (!BackfillRunCheckRights(run, "run", true))
+		TargetGone(run);
+	if (strcmp(run->status, "done") == 0 || strcmp(run->status, "paused") == 0)
+	{
+		if (strcmp(run->status, "done") == 0)
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
+		else
+			ereport(NOTICE,
+					(errmsg("run " INT64_FORMAT " is paused", runid),
+					 errhint("Call backfill_resume(" INT64_FORMAT ") first.", runid)));
+		BackfillRunUnschedule(run);
+		return false;
+	}
+	if (strcmp(run->status, "cancelled") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " was cancelled", runid)));
+	if (strcmp(run->status, "blocked") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " is blocked", runid),
+				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
+	if (strcmp(run->status, "running") != 0)
+		BackfillRunSetStatus(run, "running", NULL);
+	SPI_commit();
+	return true;
+}
+
+/*
+ * Whether the run may go on to its next task: still running, its pinned code
+ * unchanged (else it is blocked, and that raises), a worker slot free.
+ */
+static bool
+RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	int64		runid = call->runid;
+	char	   *change;
+
+	BackfillRunLoad(extschema, runid, run, false);
+	if (!BackfillRunCheckRights(run, "run", true))
+		TargetGone(run);
+	if (strcmp(run->status, "running") != 0)
+	{
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run->status,
+						call->done_here, call->done_here == 1 ? "" : "s")));
+		BackfillRunUnschedule(run);
+		return false;
+	}
+
+	change = BackfillPinnedChange(run);
+	if (change)
+	{
+		BackfillRunSetStatus(run, "blocked", change);
+		BackfillRunUnschedule(run);
+		SPI_commit();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("Run " INT64_FORMAT " is blocked: its history must not be computed by two versions of the code.", runid),
+				 errhint("Restore the definition and call backfill_resume(" INT64_FORMAT "), or cancel the run and plan a new one.", runid)));
+	}
+
+	if (!TakeSlot(run))
+	{
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %d session%s already at work (max_workers)", runid,
+						run->opts.max_workers, run->opts.max_workers == 1 ? " is" : "s are")));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One step of a call: claim a task and do it, or finish the run when none is
+ * left.  False when the call is over.
+ */
+static bool
+RunCallStep(RunCall *call, BackfillRun *run)
+{
+	BackfillTask task;
+	TaskOutcome out;
+
+	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
+	{
+		/* enough for this call, and a task is left: let it go */
+		SPI_commit();
+		return false;
+	}
+	if (task.task == 0)
+	{
+		int64		elsewhere;
+
+		call->stop_error = FinishRun(run, call->failed_here, &elsewhere);
+		if (call->stop_error)
+			call->stop_error = MemoryContextStrdup(call->cxt, call->stop_error);
+		if (elsewhere > 0)
+			ereport(NOTICE,
+					(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
+							call->runid, elsewhere, elsewhere == 1 ? "" : "s")));
+		SPI_commit();
+		return false;
+	}
+
+	/*
+	 * A swap that gave way to a session waiting for it has rolled back its
+	 * subtransaction, and with it every lock the task took: back off while
+	 * that session goes on, then do the task again.
+	 */
+	for (int gave = 1;; gave++)
+	{
+		RunTask(run, &task, &out);
+		if (out.ok || !out.gave_way || gave > GIVE_WAY_RETRIES)
+			break;
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT ": %s gave way to another session, trying again (%d of %d)",
+						run->id, task.partition ? task.partition : task.range_from, gave, GIVE_WAY_RETRIES),
+				 errdetail("%s", out.error)));
+		BackfillBackOff(gave, run->opts.lock_timeout_ms);
+	}
+	RecordTask(run, &task, &out);
+	if (!out.ok)
+	{
+		MemoryContext old = MemoryContextSwitchTo(call->cxt);
+
+		call->failed_here = lappend_int(call->failed_here, task.task);
+		MemoryContextSwitchTo(old);
+		if (!run->opts.on_error_continue)
+		{
+			char	   *error = psprintf("task %d (%s) failed: %s", task.task,
+										 task.partition ? task.partition : task.range_from, out.error);
+
+			BackfillRunSetStatus(run, "failed", error);
+			BackfillRunUnschedule(run);
+			SPI_commit();
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("run " INT64_FORMAT " stopped: %s", call->runid, error),
+					 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", call->runid)));
+		}
+	}
+	SPI_commit();
+	ReportTask(run, &task, &out, call->started, call->done_here);
+	call->done_here++;
+	if (run->opts.pause_ms > 0)
+		Pause(run->opts.pause_ms);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(backfill_run);
+
+/* CALL backfill_run(run_id bigint, max_tasks integer) */
+Datum
+backfill_run(PG_FUNCTION_ARGS)
+{
+	Oid			extschema = BackfillExtensionSchema(fcinfo);
+	RunCall		call;
+	BackfillRun run;
+
+	RunCallArgs(fcinfo, &call);
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	call.cxt = CurrentMemoryContext;
+	if (RunCallStart(extschema, &call, &run))
+	{
+		for (;;)
+		{
+			bool		more;
+
+			CHECK_FOR_INTERRUPTS();
+
+			/*
+			 * Each step in an SPI connection of its own, whose memory (the
+			 * run read again, the results of the step's queries) goes with
+			 * it: a call may run thousands of tasks.
+			 */
+			if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			more = RunMayGoOn(extschema, &call, &run) && RunCallStep(&call, &run);
+			SPI_finish();
+			if (!more)
+				break;
+		}
+	}
+	SPI_finish();
+	if (call.stop_error)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", call.stop_error),
+				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", call.runid)));
+	PG_RETURN_VOID();
+}
+
+/*
+ * Dry run.
+ */
+
+/*
+ * Added, removed and changed rows between two queries, and a sample, into
+ * the out arguments: matched on the run's key by backfill_diff, or without a
+ * key as multisets; both compare by representation, as the fingerprint does.
+ * Without a key, old is read on oldsnap when it is valid.
+ */
+static void
+Compare(BackfillRun *run, const char *old, Snapshot oldsnap, const char *new, int64 *added,
+		int64 *removed, int64 *changed, bool *changed_null, char **sample)
+{
+	int			rc;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (run->key != NIL)
+	{
+		Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
+		Datum		values[3];
+
+		values[0] = CStringGetTextDatum(old);
+		values[1] = CStringGetTextDatum(new);
+		values[2] = BackfillTextArray(run->key);
+		rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'added'),"
+											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'removed'),"
+											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'changed'),"
+											" COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) 'n')"
+											"   FILTER (WHERE d.n OPERATOR(pg_catalog.<=) 5), '[]')::pg_catalog.text"
+											" FROM (SELECT x.*, pg_catalog.row_number() OVER () AS n FROM %s($1, $2, $3) x) d",
+											BackfillExtName(run->extschema, "backfill_diff")),
+								   3, types, values, NULL, false, 1);
+		*changed_null = false;
+	}
+	else
+	{
+		BackfillMultisetDiff(old, oldsnap, new, added, removed, sample);
+		*changed = 0;
+		*changed_null = true;
+		return;
+	}
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not compare the task's rows: %s", SPI_result_code_string(rc));
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	*added = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	*removed = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+	*changed = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	*sample = SPI_getvalue(tup, desc, 4);
+}
+
+/* What a dry run found out about its task. */
+typedef struct DryRun
+{
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		added;
+	int64		removed;
+	int64		changed;
+	bool		changed_null;
+	char	   *sample;
+	char	   *reconcile;
+	bool		reconciled;
+	bool		shown;			/* may the caller see what was computed over the rows? */
+} DryRun;
+
+/* The task a dry run computes: the one named, or (any_task) the first not done. */
+static void
+DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
+{
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		v[2] = {Int64GetDatum(run->id), Int32GetDatum(taskno)};
+	char		n[2] = {' ', any_task ? 'n' : ' '};
+
+	if (BackfillStateExec(run->extschema,
+						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+								   " WHERE run_id OPERATOR(pg_catalog.=) $1"
+								   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
+								   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
+								   BackfillExtName(run->extschema, "backfill_tasks_data")),
+						  2, types, v, n, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_tasks");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 any_task
+				 ? errmsg("run " INT64_FORMAT " has no task left to run", run->id)
+				 : errmsg("run " INT64_FORMAT " has no task %d", run->id, taskno)));
+	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
+}
+
+/* A task that swaps: its copy filled as the task would fill it, refusing what it refuses, no swap. */
+static void
+DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
+{
+	BackfillPart bp;
+	char	   *stagename;
+
+	BackfillLockPart(relid, "task", bound, false, &bp);
+	BackfillRefuseReferencedPartition(&bp);
+	stagename = BackfillQualifiedName(BackfillStage(&bp, bound, 0, NULL, NULL, run->opts.allow_empty,
+													&dr->before, &dr->after, NULL));
+	Compare(run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
+			psprintf("SELECT * FROM %s", stagename), &dr->added, &dr->removed, &dr->changed,
+			&dr->changed_null, &dr->sample);
+	dr->reconcile = Reconcile(run, psprintf("SELECT * FROM %s", stagename), bound, &dr->reconciled);
+}
+
+/* A task that writes in place: done as the task does it, compared with the rows before. */
+static void
+DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound, DryRun *dr)
+{
+	char	   *scope = TaskScope(run, task, NULL);
+	char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
+								BackfillQualifiedName(relid), scope);
+	Snapshot	old;
+	TaskOutcome out;
+
+	BackfillFingerprintRel(relid, scope, false, &dr->before);
+	if (run->key != NIL)
+		Compare(run, rows, InvalidSnapshot, bound, &dr->added, &dr->removed, &dr->changed,
+				&dr->changed_null, &dr->sample);
+	/* without a key: the window's rows before the task (on this snapshot) and after it */
+	old = RegisterSnapshot(GetTransactionSnapshot());
+	memset(&out, 0, sizeof(out));
+	WorkTask(run, task, &out, &dr->reconciled);
+	BackfillFingerprintRel(relid, scope, false, &dr->after);
+	if (run->key == NIL)
+		Compare(run, rows, old, rows, &dr->added, &dr->removed, &dr->changed, &dr->changed_null, &dr->sample);
+	UnregisterSnapshot(old);
+	dr->reconcile = out.reconcile;
+}
+
+/* Compute the task into dr inside a subtransaction that is always rolled back. */
+static void
+DryRunCompute(BackfillRun *run, BackfillTask *task, DryRun *dr)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+		Oid			relid = TaskRelation(run, task);
+		char	   *why = NULL;
+
+		ApplySettings(run);
+
+		/*
+		 * What the dry run computes over the rows is shown only to a role
+		 * that sees them all: the partition is read directly, outside its
+		 * parents' policies, and the log would show the task's record only
+		 * so too.
+		 */
+		dr->shown = BackfillMaySeeRows(relid);
+		if (task->partition && strcmp(run->strategy, "merge") != 0 && !AutoWritesInPlace(run, task, relid, &why))
+			DryRunSwap(run, relid, bound, dr);
+		else
+			DryRunInPlace(run, task, relid, bound, dr);
+		/* everything above is undone */
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		BackfillLogWhy = NULL;
+		edata = BackfillAbortSubtransaction(cxt, owner);
+
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+PG_FUNCTION_INFO_V1(backfill_dry_run);
+
+/* backfill_dry_run(run_id bigint, task integer) RETURNS TABLE(...) */
+Datum
+backfill_dry_run(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BackfillRun run;
+	BackfillTask task;
+	char	   *change;
+	TimestampTz start;
+	DryRun		dr;
+	Datum		values[15];
+	bool		nulls[15] = {false};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	PreventCommandIfReadOnly("backfill_dry_run()");
+	BackfillRequireCoordinator("backfill_dry_run");
+	BackfillRefuseTransactionSnapshot("backfill_dry_run");
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
+	(void) BackfillRunCheckRights(&run, "dry-run", false);
+	change = BackfillPinnedChange(&run);
+	if (change)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("A dry run computes the task with the code the run was planned with.")));
+	DryRunTask(&run, PG_ARGISNULL(1), PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1), &task);
+
+	memset(&dr, 0, sizeof(dr));
+	dr.reconciled = true;
+	start = GetCurrentTimestamp();
+	DryRunCompute(&run, &task, &dr);
+
+	values[0] = Int32GetDatum(task.task);
+	values[1] = task.partition ? CStringGetTextDatum(task.partition) : (Datum) 0;
+	nulls[1] = task.partition == NULL;
+	values[2] = CStringGetTextDatum(task.range_from);
+	values[3] = CStringGetTextDatum(task.range_to);
+	values[4] = Int64GetDatum((int64) dr.before.rows);
+	values[5] = Int64GetDatum((int64) dr.after.rows);
+	values[6] = CStringGetTextDatum(BackfillFingerprintText(&dr.before));
+	values[7] = CStringGetTextDatum(BackfillFingerprintText(&dr.after));
+	values[8] = Int64GetDatum(dr.added);
+	values[9] = Int64GetDatum(dr.removed);
+	values[10] = Int64GetDatum(dr.changed);
+	nulls[10] = dr.changed_null;
+	values[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(dr.sample ? dr.sample : "[]"));
+	values[12] = dr.reconcile ? DirectFunctionCall1(jsonb_in, CStringGetDatum(dr.reconcile)) : (Datum) 0;
+	nulls[12] = dr.reconcile == NULL;
+	values[13] = BoolGetDatum(dr.reconciled);
+	values[14] = Float8GetDatum((double) (GetCurrentTimestamp() - start) / 1000000.0);
+	if (!dr.shown)
+		for (int c = 4; c <= 13; c++)
+			nulls[c] = true;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	SPI_finish();
+	return (Datum) 0;
+}

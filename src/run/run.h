@@ -1,0 +1,104 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/run.h
+ *		Runs: a planned range, backfilled one committed task at a time.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_RUN_H
+#define BACKFILL_RUN_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "nodes/pg_list.h"
+
+/* The options of a run, defaults filled in. */
+/*
+ * strategy 'auto': a partition of at most this many rows is rewritten by a
+ * delete and an insert, a larger one swapped (make bench measures where a
+ * swap's fixed cost stops outweighing the rows it does not rewrite in place).
+ */
+#define BACKFILL_SMALL_PARTITION_ROWS 20000
+
+typedef struct BackfillRunOptions
+{
+	int			max_workers;
+	int			pause_ms;
+	int			max_attempts;
+	bool		on_error_continue;
+	bool		refresh_dependents;
+	bool		check_untouched;
+	bool		allow_empty;	/* replace: a task may empty its partition */
+	bool		keep_old;		/* replace: keep each old partition as an archive */
+	bool		delete_missing; /* merge: delete the window's rows the source lacks */
+	int			lock_timeout_ms;	/* for the swap; also lock_timeout of the task */
+	int			small_partition_rows;	/* auto: at most this many rows, delete + insert */
+	char	   *statement_timeout;	/* GUC values as given, or NULL */
+	char	   *lock_timeout;
+	char	   *work_mem;
+	char	   *max_parallel_workers_per_gather;
+	List	   *reconcile;		/* measures (char *) */
+	char	   *reconcile_tolerance;	/* numeric text */
+	char	   *window_column;	/* plain tables */
+	char	   *chunk;			/* plain tables */
+	char	   *search_path;	/* names in the source resolve under it */
+	char	   *normalized;		/* all of the above as jsonb text */
+} BackfillRunOptions;
+
+/* A run, as its row says. */
+typedef struct BackfillRun
+{
+	int64		id;
+	Oid			extschema;
+	char	   *target;			/* schema-qualified, quoted */
+	Oid			targetoid;		/* resolved from target */
+	bool		partitioned;
+	char	   *strategy;		/* "replace", "merge" or "auto" */
+	char	   *source;
+	List	   *key;			/* char *, or NIL */
+	char	   *window_column;
+	char	   *window_type;	/* qualified type name */
+	char	   *range_from;
+	char	   *range_to;
+	BackfillRunOptions opts;
+	char	   *pinned;			/* jsonb text */
+	char	   *dependents;		/* jsonb text */
+	char	   *untouched;		/* jsonb text */
+	char	   *status;
+	int64		cron_job;		/* 0 when none */
+	char	   *planned_by;
+} BackfillRun;
+
+/* One task of a run. */
+typedef struct BackfillTask
+{
+	int			task;
+	char	   *partition;		/* schema-qualified, or NULL for a chunk */
+	char	   *range_from;
+	char	   *range_to;
+	int			attempts;
+} BackfillTask;
+
+/* runstate.c */
+extern char *BackfillExtName(Oid extschema, const char *name);
+extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
+extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
+extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
+extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
+							  Datum *values, const char *nulls, long tcount);
+extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
+extern void BackfillRunUnschedule(BackfillRun *run);
+extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);
+
+/* plan.c */
+extern char *BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi);
+extern char *BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi);
+extern char *BackfillWindowScope(const char *column, const char *type, const char *lo, const char *hi,
+								 const char *alias);
+
+/* pin.c */
+extern char *BackfillPinnedObjects(const char *sql, const char *search_path);
+extern char *BackfillPinnedChange(BackfillRun *run);
+
+#endif							/* BACKFILL_RUN_H */

@@ -1,0 +1,18 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/validate/diff.h
+ *		The rows two queries disagree on.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_DIFF_H
+#define BACKFILL_DIFF_H
+
+#include "postgres.h"
+
+#include "utils/snapshot.h"
+
+extern void BackfillMultisetDiff(const char *a, Snapshot asnap, const char *b,
+								 int64 *added, int64 *removed, char **sample);
+
+#endif							/* BACKFILL_DIFF_H */

@@ -1,0 +1,776 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/write/merge.c
+ *		backfill_merge: merge a recomputed window into a table on a proven key.
+ *
+ * A merge is only safe on a key that is truly unique: one that is unique on
+ * 99.9% of rows merges rows that were different.  So before the first write
+ * the key is proven on both sides, within the scope the merge may touch:
+ *
+ * - the source is read on one registered snapshot, for the guards and again
+ *   for the writes, so both see the same rows;
+ * - no source row has a NULL key, no key appears twice in the source, no
+ *   source row lies outside the scope, and no source key matches a target
+ *   row outside the scope (it would be neither updated nor inserted);
+ * - the target's key is unique and not NULL within the scope: a unique index
+ *   on exactly the key proves it, otherwise it is checked.
+ *
+ * The target is held in SHARE ROW EXCLUSIVE mode from before the guards to
+ * the end of the transaction: readers go on, other writers wait, so nothing
+ * can slip a duplicate in between the proof and the writes.
+ *
+ * The writes are one MERGE (matched rows updated only where a value would be
+ * stored with other bytes, NULL-safe, so an unchanged row is not rewritten
+ * and leaves no dead tuple; new keys inserted), then with delete_missing one
+ * DELETE of the rows in scope whose key the source lacks.  The scope's row
+ * counts before and after give the inserts, the MERGE's count the rest.
+ * Keys are matched with their types' own equality operators, named with
+ * their schema; whether a matched row changes is decided by representation
+ * (assign.c), as the fingerprint sees it, so that after a merge the scope's
+ * fingerprint is the source's.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/catalog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "catalog/pg_type_d.h"
+#include "storage/lmgr.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "base/citus.h"
+#include "base/compat.h"
+#include "hash/fingerprint.h"
+#include "record/log.h"
+#include "base/relation.h"
+#include "hash/rowhash.h"
+#include "base/spi_util.h"
+#include "write/swap.h"
+
+/*
+ * Run a statement we built on the snapshot snap (its command ID kept up to
+ * date by SPI) and return the number of rows it processed.  Errors of
+ * analysis are errors of the scope: the rest of the SQL is ours.
+ */
+static uint64
+Run(const char *sql, Snapshot snap, long tcount)
+{
+	SPIPlanPtr	plan = BackfillPrepare(sql, 0, NULL, "scope");
+	int			rc;
+
+	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, tcount);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	SPI_freeplan(plan);
+	return SPI_processed;
+}
+
+/* The first value of the first row of a query we built, as int8. */
+static int64
+RunCount(const char *sql, Snapshot snap)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (Run(sql, snap, 1) != 1)
+		elog(ERROR, "no row from: %s", sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* Up to 5 sample rows of a query we built, as "(a, b), (c, d)". */
+static char *
+Samples(const char *sql, Snapshot snap)
+{
+	StringInfoData buf;
+
+	Run(sql, snap, 5);
+	initStringInfo(&buf);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		appendStringInfo(&buf, "%s(", r > 0 ? ", " : "");
+		for (int c = 1; c <= SPI_tuptable->tupdesc->natts; c++)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, c);
+
+			appendStringInfo(&buf, "%s%s", c > 1 ? ", " : "", v ? v : "NULL");
+		}
+		appendStringInfoChar(&buf, ')');
+	}
+	return buf.data;
+}
+
+/*
+ * Reading the source for the guards: rows, NULL keys, and one 64-bit word
+ * per key, sorted afterwards so that repeated words sit side by side.  A
+ * single pass-by-value key is its own word (a repeat is a duplicate); other
+ * keys are hashed (a repeat is only a suspect, which the key types decide).
+ */
+#define MAX_KEY_WORDS	(100 * 1000 * 1000)
+
+typedef struct SourceScan
+{
+	DestReceiver pub;
+	int			nkeys;
+	int		   *keyidx;
+	BackfillRowHasher *keyhash;
+	bool		hashable;		/* key equality is byte equality: words find duplicates */
+	bool		exact;			/* the word is the key itself */
+	uint64	   *words;
+	uint64		nwords;
+	uint64		maxwords;
+	uint64		rows;
+	uint64		nullkeys;
+	uint64		suspects;		/* words seen more than once */
+} SourceScan;
+
+/* Sort n 64-bit words, least significant 16 bits first (four counting passes). */
+static void
+RadixSort(uint64 *a, uint64 n)
+{
+	uint64	   *tmp = palloc_extended(sizeof(uint64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	uint64	   *count = palloc(sizeof(uint64) * 65536);
+
+	for (int shift = 0; shift < 64; shift += 16)
+	{
+		uint64		sum = 0;
+
+		memset(count, 0, sizeof(uint64) * 65536);
+		for (uint64 i = 0; i < n; i++)
+			count[(a[i] >> shift) & 0xFFFF]++;
+		for (int d = 0; d < 65536; d++)
+		{
+			uint64		c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (uint64 i = 0; i < n; i++)
+			tmp[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+		memcpy(a, tmp, sizeof(uint64) * n);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(tmp);
+	pfree(count);
+}
+
+/* Is equality of type (under collation) the equality of its bytes? */
+static bool
+EqualityIsIdentity(Oid type, Oid collation)
+{
+	switch (getBaseType(type))
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case OIDOID:
+		case DATEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case BOOLOID:
+		case UUIDOID:
+			return true;
+		case TEXTOID:
+		case VARCHAROID:
+			return !OidIsValid(collation) || get_collation_isdeterministic(collation);
+		default:
+			return false;
+	}
+}
+
+/* Note one source row's key. */
+static bool
+SourceReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SourceScan *ss = (SourceScan *) self;
+
+	CHECK_FOR_INTERRUPTS();
+	slot_getallattrs(slot);
+	ss->rows++;
+	for (int i = 0; i < ss->nkeys; i++)
+		if (slot->tts_isnull[ss->keyidx[i]])
+		{
+			ss->nullkeys++;
+			break;
+		}
+	if (ss->hashable)
+	{
+		if (ss->nwords == ss->maxwords)
+		{
+			if (ss->maxwords >= MAX_KEY_WORDS)
+			{
+				/* too many to keep: the key types will decide, with a query */
+				ss->hashable = false;
+				return true;
+			}
+			ss->maxwords = Min(ss->maxwords * 2, MAX_KEY_WORDS);
+			ss->words = repalloc_huge(ss->words, sizeof(uint64) * ss->maxwords);
+		}
+		ss->words[ss->nwords++] = ss->exact
+			? (uint64) slot->tts_values[ss->keyidx[0]]
+			: BackfillHashRow(ss->keyhash, slot);
+	}
+	return true;
+}
+
+/* Read the source once, on the snapshot snap. */
+static void
+ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *iskey,
+		   Oid target)
+{
+	int			k = 0;
+
+	memset(ss, 0, sizeof(*ss));
+	BackfillInitReceiver(&ss->pub, SourceReceive, NULL);
+	ss->keyidx = palloc(sizeof(int) * Max(1, src->natts));
+	ss->hashable = true;
+	for (int i = 0; i < src->natts; i++)
+		if (iskey[i])
+		{
+			Oid			coll = InvalidOid;
+			Oid			type = InvalidOid;
+			int32		typmod;
+
+			ss->keyidx[k++] = i;
+			get_atttypetypmodcoll(target, get_attnum(target, NameStr(TupleDescAttr(src, i)->attname)),
+								  &type, &typmod, &coll);
+			ss->hashable &= EqualityIsIdentity(type, coll);
+		}
+	ss->nkeys = k;
+	if (ss->hashable)
+	{
+		/* sized for the planner's estimate of the source's rows */
+		double		est = BackfillPlanRows(plan, 1024);
+
+		ss->exact = ss->nkeys == 1 && TupleDescAttr(src, ss->keyidx[0])->attbyval;
+		if (!ss->exact)
+			ss->keyhash = BackfillRowHasherCreate(src, ss->nkeys, ss->keyidx);
+		ss->maxwords = (uint64) Min(Max(est * 1.1, 1024), MAX_KEY_WORDS);
+		ss->words = palloc_extended(sizeof(uint64) * ss->maxwords, MCXT_ALLOC_HUGE);
+	}
+
+	/* a read-only SPI call runs on the active snapshot: make it ours */
+	PushActiveSnapshot(snap);
+	BackfillRunToDest(plan, NULL, true, (DestReceiver *) ss);
+	PopActiveSnapshot();
+
+	if (ss->hashable)
+	{
+		RadixSort(ss->words, ss->nwords);
+		for (uint64 i = 1; i < ss->nwords; i++)
+			if (ss->words[i] == ss->words[i - 1])
+				ss->suspects++;
+	}
+	if (ss->words)
+		pfree(ss->words);
+}
+
+/*
+ * The source's key guards: no NULL key, no key twice (raise if so).  Reads
+ * the source once on snap; returns its rows.
+ */
+static int64
+CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snapshot snap,
+				const char *keylist, const char *scols, const char *srcq, const char *nullcond)
+{
+	SourceScan	ss;
+	SPIPlanPtr	plan = BackfillPrepare(source, 0, NULL, "source");
+	int64		n;
+
+	ReadSource(&ss, plan, snap, src, iskey, relid);
+	SPI_freeplan(plan);
+	n = (int64) ss.nullkeys;
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg_plural("%lld source row has a NULL in key (%s)",
+							   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
+				 errdetail("For example: %s.",
+						   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols, srcq, nullcond), snap)),
+				 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
+	/* a repeated key word, or keys whose equality is not their bytes: ask the key types */
+	n = (ss.suspects > 0 || !ss.hashable)
+		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
+							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
+		: 0;
+	if (n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg_plural("%lld key value appears more than once in the source",
+							   "%lld key values appear more than once in the source", n, (long long) n),
+				 errdetail("Key (%s), for example: %s.", keylist,
+						   Samples(psprintf("SELECT %s FROM (\n%s\n) AS s GROUP BY %s HAVING pg_catalog.count(*)"
+											" OPERATOR(pg_catalog.>) 1", keylist, source, keylist), snap)),
+				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
+	return (int64) ss.rows;
+}
+
+/* What a merge is made of: the target, the source's columns and the SQL built from them. */
+typedef struct MergeSql
+{
+	Oid			relid;
+	const char *target;			/* schema-qualified */
+	const char *only;			/* "ONLY " unless partitioned */
+	const char *source;
+	const char *scope;			/* NULL for the whole table */
+	char	   *tscope;			/* "((scope))" or "true" */
+	List	   *keys;
+	List	   *attnums;
+	char	   *keylist;
+	TupleDesc	src;
+	bool	   *iskey;
+	const char *changefn;		/* schema.backfill_would_change */
+	const char *bytesfn;		/* schema.backfill_bytes_differ for a Citus distributed
+								 * target (IMMUTABLE, as Citus needs), else NULL */
+	StringInfoData on;			/* t.k = s.k AND ... */
+	StringInfoData nullcond;	/* s.k IS NULL OR ... */
+	StringInfoData set;			/* c = s.c, ... */
+	StringInfoData differs;		/* would_change(t.c, s.c) OR ... */
+	StringInfoData cols;		/* c, ... */
+	StringInfoData scols;		/* s.c, ... (source column i is s.bfs_i) */
+	StringInfoData renamed;		/* c AS bfs_1, ... */
+	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM (source) src) */
+} MergeSql;
+
+/*
+ * Check the caller's rights on the target, then lock it against other
+ * writers until the end of the transaction; returns its OID.
+ */
+static Oid
+MergeLockTarget(FunctionCallInfo fcinfo, bool delete_missing)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	AclMode		needed;
+
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("target: relation with OID %u does not exist", relid)));
+	if (IsCatalogRelationOid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot merge into system catalog %s", BackfillQualifiedName(relid))));
+	needed = ACL_SELECT | ACL_INSERT | ACL_UPDATE | (delete_missing ? ACL_DELETE : 0);
+	if (pg_class_aclmask(relid, GetUserId(), needed, ACLMASK_ALL) != needed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid)),
+				 errdetail("backfill_merge needs SELECT, INSERT and UPDATE%s on it.",
+						   delete_missing ? ", and DELETE with delete_missing" : "")));
+	relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+							   ShareRowExclusiveLock);
+	/* a table that took the name while we waited: its rights too */
+	if (relid != PG_GETARG_OID(0) &&
+		pg_class_aclmask(relid, GetUserId(), needed, ACLMASK_ALL) != needed)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid))));
+	return relid;
+}
+
+/* The source's row type, with its key columns found and their types checked. */
+static void
+MergeDescribeSource(MergeSql *m)
+{
+	SPIPlanPtr	plan = BackfillPrepare(m->source, 0, NULL, "source");
+	ListCell   *lc;
+
+	BackfillCheckReadOnly(plan, "source");
+	m->src = CreateTupleDescCopy(BackfillPlanResultDesc(plan));
+	SPI_freeplan(plan);
+	m->iskey = palloc0(sizeof(bool) * Max(1, m->src->natts));
+	foreach(lc, m->keys)
+	{
+		const char *k = (const char *) lfirst(lc);
+		int			found = BackfillFindColumn(m->src, k);
+		Oid			ttype = get_atttype(m->relid, list_nth_int(m->attnums, foreach_current_index(lc)));
+
+		if (found < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("source lacks key column \"%s\"", k)));
+		if (TupleDescAttr(m->src, found)->atttypid != ttype)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("key column \"%s\" is of type %s in the source but %s in %s", k,
+							format_type_be(TupleDescAttr(m->src, found)->atttypid),
+							format_type_be(ttype), m->target),
+					 errhint("Cast the source's key column to the target's type.")));
+		m->iskey[found] = true;
+	}
+}
+
+/*
+ * Add source column i to the SQL.  A matched row is rewritten only if one
+ * of its values would be stored with other bytes (backfill_would_change:
+ * the value assigned as UPDATE assigns it, then compared by representation,
+ * as the fingerprint compares it): a type's equality may call different
+ * values equal.  Key columns are matched with their type's equality, and
+ * written too unless that equality is byte equality.
+ */
+static void
+MergeAddColumn(MergeSql *m, int i)
+{
+	Form_pg_attribute sa = TupleDescAttr(m->src, i);
+	const char *col = quote_identifier(NameStr(sa->attname));
+	AttrNumber	attnum;
+	Oid			ttype;
+	int32		ttypmod;
+	Oid			tcoll;
+
+	for (int j = 0; j < i; j++)
+		if (strcmp(NameStr(TupleDescAttr(m->src, j)->attname), NameStr(sa->attname)) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("source returns column \"%s\" more than once", NameStr(sa->attname))));
+	attnum = get_attnum(m->relid, NameStr(sa->attname));
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("source column \"%s\" is not a column of %s", NameStr(sa->attname), m->target),
+				 errhint("Columns are matched by name: rename it with AS, or leave it out.")));
+	get_atttypetypmodcoll(m->relid, attnum, &ttype, &ttypmod, &tcoll);
+	if (!can_coerce_type(1, &sa->atttypid, &ttype, COERCION_ASSIGNMENT))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("source column \"%s\" is of type %s but column \"%s\" of %s is of type %s",
+						NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
+						m->target, format_type_be(ttype)),
+				 errhint("Cast the source column to %s.", format_type_be(ttype))));
+
+	/*
+	 * The source's columns are renamed bfs_<n> where it meets the target, so
+	 * the scope's column names can only mean the target's.
+	 */
+	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "", col, i + 1);
+	appendStringInfo(&m->cols, "%s%s", m->cols.len ? ", " : "", col);
+	appendStringInfo(&m->scols, "%ss.bfs_%d", m->scols.len ? ", " : "", i + 1);
+	if (m->iskey[i])
+	{
+		appendStringInfo(&m->on, "%st.%s %s s.bfs_%d", m->on.len ? " AND " : "", col,
+						 BackfillEqualityOperator(ttype), i + 1);
+		appendStringInfo(&m->nullcond, "%ss.bfs_%d IS NULL", m->nullcond.len ? " OR " : "", i + 1);
+		if (EqualityIsIdentity(ttype, tcoll))
+			return;
+	}
+	appendStringInfo(&m->set, "%s%s = s.bfs_%d", m->set.len ? ", " : "", col, i + 1);
+	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod) &&
+		!OidIsValid(tcoll) && EqualityIsIdentity(ttype, tcoll))
+		appendStringInfo(&m->differs, "%sNOT COALESCE(t.%s %s s.bfs_%d, t.%s IS NULL AND s.bfs_%d IS NULL)",
+						 m->differs.len ? " OR " : "", col, BackfillEqualityOperator(ttype), i + 1, col, i + 1);
+	else if (m->bytesfn == NULL)
+		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
+						 m->differs.len ? " OR " : "", m->changefn, col, i + 1);
+	else if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
+		appendStringInfo(&m->differs, "%s%s(t.%s, s.bfs_%d)",
+						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1);
+	else if (sa->atttypid == ttype)
+		/* the value as the column's typmod would store it: the cast is IMMUTABLE */
+		appendStringInfo(&m->differs, "%s%s(t.%s, CAST(s.bfs_%d AS %s))",
+						 m->differs.len ? " OR " : "", m->bytesfn, col, i + 1,
+						 format_type_with_typemod(ttype, ttypmod));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source column \"%s\" is of type %s but column \"%s\" of distributed table %s is of type %s",
+						NameStr(sa->attname), format_type_be(sa->atttypid), NameStr(sa->attname),
+						m->target, format_type_be(ttype)),
+				 errdetail("On a distributed table the merge compares stored and new values of one type, with IMMUTABLE functions only."),
+				 errhint("Cast the source column to %s.", format_type_be(ttype))));
+}
+
+/* The source's keys, the target's, and the scope (raise if one fails); returns the source's rows. */
+static int64
+MergeGuards(MergeSql *m, Snapshot snap)
+{
+	int64		srcrows;
+	int64		n;
+
+	/*
+	 * The source's keys, then the target's.  (A unique index on the target
+	 * would not do for the source: two source rows with one key that match
+	 * an unchanged row make MERGE skip both without a word.)
+	 */
+	srcrows = CheckSourceKeys(m->source, m->src, m->iskey, m->relid, snap, m->keylist,
+							  m->scols.data, m->srcq, m->nullcond.data);
+	(void) BackfillAssertUnique(m->relid, m->keys, m->attnums, m->scope, false, false);
+	if (m->scope == NULL)
+		return srcrows;
+
+	{
+		char	   *outside = psprintf("SELECT %s FROM (\n%s\n) AS s WHERE NOT COALESCE(((\n%s\n)), false)",
+									   m->keylist, m->source, m->scope);
+
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap);
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld source row lies outside the scope",
+								   "%lld source rows lie outside the scope", n, (long long) n),
+					 errdetail("Key (%s), for example: %s.", m->keylist, Samples(outside, snap)),
+					 errhint("Filter the source on the backfill window, or widen the scope.")));
+	}
+	{
+		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
+									 m->scols.data, m->only, m->target, m->srcq, m->on.data, m->tscope);
+
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap);
+		if (n > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg_plural("%lld source key matches a row of %s outside the scope",
+								   "%lld source keys match rows of %s outside the scope", n, (long long) n, m->target),
+					 errdetail("For example: %s.", Samples(clash, snap)),
+					 errhint("Outside the scope nothing is updated: widen the scope to include those rows.")));
+	}
+	return srcrows;
+}
+
+/*
+ * The writes: one MERGE for changed and new rows, then with delete_missing
+ * the rows in scope whose key the source lacks (no new row is among them).
+ * Returns the MERGE's count; sets *deleted.
+ */
+static uint64
+MergeWrite(MergeSql *m, Snapshot snap, bool delete_missing, uint64 *deleted)
+{
+	bool		update = m->set.len > 0;
+	uint64		merged;
+
+	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
+						  "%s%s%s%s%s%s"
+						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
+						  m->only, m->target, m->srcq, m->on.data,
+						  update ? " WHEN MATCHED AND " : "", update ? m->tscope : "",
+						  update ? " AND (" : "", update ? m->differs.data : "",
+						  update ? ") THEN UPDATE SET " : "", update ? m->set.data : "",
+						  m->cols.data, m->scols.data),
+				 snap, 0);
+	*deleted = 0;
+	if (delete_missing)
+		*deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0);
+	return merged;
+}
+
+/* Log the merge (inside SPI); returns the log record's id. */
+static int64
+MergeLog(FunctionCallInfo fcinfo, MergeSql *m, bool delete_missing, uint64 inserted,
+		 uint64 updated, uint64 deleted, int64 srcrows,
+		 BackfillFingerprint *before, BackfillFingerprint *after)
+{
+	StringInfoData details;
+
+	initStringInfo(&details);
+	appendStringInfo(&details, "{\"inserted\": " UINT64_FORMAT ", \"updated\": " UINT64_FORMAT
+					 ", \"deleted\": " UINT64_FORMAT ", \"unchanged\": " INT64_FORMAT ", \"key\": ",
+					 inserted, updated, deleted, srcrows - (int64) inserted - (int64) updated);
+	escape_json(&details, m->keylist);
+	appendStringInfoString(&details, ", \"scope\": ");
+	if (m->scope)
+		escape_json(&details, m->scope);
+	else
+		appendStringInfoString(&details, "null");
+	appendStringInfo(&details, ", \"delete_missing\": %s, \"source\": ", delete_missing ? "true" : "false");
+	escape_json(&details, m->source);
+	appendStringInfoChar(&details, '}');
+
+	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), "merge", m->target, NULL,
+								  before, after, details.data);
+}
+
+/*
+ * A merge with delete_missing must not wipe a table by accident: it needs a
+ * scope (else every row the source lacks, anywhere in the table, goes), and
+ * an empty source that would delete rows is refused unless allow_empty.
+ * Each refusal says how many rows would have been deleted.
+ */
+static void
+MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
+{
+	int64		doomed = RunCount(psprintf("SELECT pg_catalog.count(*) FROM %s%s t WHERE %s"
+										   " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
+										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap);
+
+	if (m->scope == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("delete_missing needs a scope: without one, every row of %s that the source lacks"
+						" would be deleted (%lld rows)", m->target, (long long) doomed),
+				 errhint("Pass scope => the window the source recomputes (a condition on the columns of %s),"
+						 " so that only rows of that window can be deleted; scope => 'true' if it is the whole table.",
+						 m->target)));
+	if (srcrows == 0 && doomed > 0 && !allow_empty)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the source returned no rows: with delete_missing, merging it would delete all %lld rows"
+						" of the scope", (long long) doomed),
+				 errhint("If the scope must really be emptied, pass allow_empty => true.")));
+}
+
+/* Check backfill_merge's arguments into m (the target is looked up later). */
+static void
+MergeReadArgs(FunctionCallInfo fcinfo, MergeSql *m, bool *delete_missing, bool *allow_empty)
+{
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("target must not be NULL")));
+	m->source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	m->keys = BackfillKeyArg(fcinfo, 2);
+	if (!PG_ARGISNULL(3))
+		m->scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("delete_missing must not be NULL")));
+	*delete_missing = PG_GETARG_BOOL(4);
+	if (PG_ARGISNULL(5))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("allow_empty must not be NULL")));
+	*allow_empty = PG_GETARG_BOOL(5);
+}
+
+/*
+ * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock: a
+ * key another session committed in between would be invisible to the
+ * guards, and only a unique index would stop a second copy of it.
+ */
+static void
+MergeRefuseStaleSnapshot(MergeSql *m)
+{
+	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(m->relid, m->attnums))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
+				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
+						   BackfillQualifiedName(m->relid)),
+				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
+						 BackfillColumnListText(m->keys))));
+}
+
+/*
+ * Describe the source (one SELECT, columns of the target, the key's types on
+ * both sides) and build the SQL fragments of the guards and the writes.
+ */
+static void
+MergeBuildSql(MergeSql *m)
+{
+	MergeDescribeSource(m);
+	initStringInfo(&m->on);
+	initStringInfo(&m->nullcond);
+	initStringInfo(&m->set);
+	initStringInfo(&m->differs);
+	initStringInfo(&m->cols);
+	initStringInfo(&m->scols);
+	initStringInfo(&m->renamed);
+	for (int i = 0; i < m->src->natts; i++)
+		MergeAddColumn(m, i);
+	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
+}
+
+PG_FUNCTION_INFO_V1(backfill_merge);
+
+/*
+ * backfill_merge(target regclass, source text, key text[], scope text,
+ *				  delete_missing boolean, allow_empty boolean) RETURNS backfill_merge_result
+ */
+Datum
+backfill_merge(PG_FUNCTION_ARGS)
+{
+	MergeSql	m;
+	bool		delete_missing;
+	bool		allow_empty;
+	const char *nsp;
+	Snapshot	snap;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		srcrows;
+	uint64		inserted;
+	uint64		merged;
+	uint64		deleted;
+	int64		logid;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+
+	memset(&m, 0, sizeof(m));
+	MergeReadArgs(fcinfo, &m, &delete_missing, &allow_empty);
+	PreventCommandIfReadOnly("backfill_merge()");
+	BackfillRequireCoordinator("backfill_merge");
+
+	/* the rights first, then the lock that keeps writers out until commit */
+	m.relid = MergeLockTarget(fcinfo, delete_missing);
+	m.attnums = BackfillRelColumns(m.relid, m.keys, "key");
+	(void) BackfillCheckKeyTypes(m.relid, m.keys, m.attnums);
+
+	MergeRefuseStaleSnapshot(&m);
+	m.target = BackfillQualifiedName(m.relid);
+	m.only = get_rel_relkind(m.relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
+	m.keylist = BackfillColumnListText(m.keys);
+	m.tscope = m.scope ? psprintf("((\n%s\n))", m.scope) : "true";
+	nsp = quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)));
+	m.changefn = psprintf("%s.backfill_would_change", nsp);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* on Citus: what it cannot merge refused, and the target locked on every node */
+	if (BackfillCitusCheckMerge(m.relid, m.keys, m.source, m.scope, "SHARE ROW EXCLUSIVE"))
+		m.bytesfn = psprintf("%s.backfill_bytes_differ", nsp);
+
+	MergeBuildSql(&m);
+
+	/*
+	 * The guards and the writes read the source on one snapshot, so they see
+	 * the same rows; the target cannot change meanwhile (our lock).  Every
+	 * inserted row lands in the scope (the source was checked), so the
+	 * scope's row counts before and after give the inserts.
+	 */
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	srcrows = MergeGuards(&m, snap);
+	if (delete_missing)
+		MergeDeleteGuards(&m, snap, srcrows, allow_empty);
+	BackfillFingerprintRel(m.relid, m.scope, false, &before);
+	merged = MergeWrite(&m, snap, delete_missing, &deleted);
+	UnregisterSnapshot(snap);
+	BackfillFingerprintRel(m.relid, m.scope, false, &after);
+	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);
+
+	logid = MergeLog(fcinfo, &m, delete_missing, inserted, merged - inserted, deleted, srcrows,
+					 &before, &after);
+	SPI_finish();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = Int64GetDatum((int64) inserted);
+	values[1] = Int64GetDatum((int64) (merged - inserted));
+	values[2] = Int64GetDatum((int64) deleted);
+	values[3] = Int64GetDatum(srcrows - (int64) merged);
+	values[4] = Int64GetDatum(logid);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
