@@ -23,6 +23,7 @@ MODULE_big = backfill
 OBJS = \
 	src/backfill.o \
 	src/base/spi_util.o \
+	src/base/extension.o \
 	src/base/citus.o \
 	src/base/relation.o \
 	src/hash/citus_fingerprint.o \
@@ -34,6 +35,7 @@ OBJS = \
 	src/validate/validate.o \
 	src/record/log.o \
 	src/write/citus_swap.o \
+	src/write/part.o \
 	src/write/swap.o \
 	src/write/swaplock.o \
 	src/write/archive.o \
@@ -44,9 +46,10 @@ OBJS = \
 	src/write/merge.o \
 	src/write/inplace.o \
 	src/probe/probe.o \
-	src/run/plan.o \
+	src/run/window.o \
 	src/run/pin.o \
 	src/run/runstate.o \
+	src/run/plan.o \
 	src/run/run.o
 
 PG_CPPFLAGS = -I$(srcdir)/src

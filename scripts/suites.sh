@@ -80,7 +80,7 @@ summarize() {
 	echo
 	echo "== summary ($1) =="
 	for s in "${suites[@]}"; do
-		printf '%-16s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
+		printf '%-18s %d passed, %d failed\n' "$s:" "${passed[$s]}" "${failed[$s]}"
 	done
 	echo "$1: $total_ok passed, $total_bad failed"
 	[ "$total_bad" -eq 0 ]

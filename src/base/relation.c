@@ -22,6 +22,7 @@
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rls.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
 
@@ -307,4 +308,26 @@ BackfillEqualityOperator(Oid type)
 					  NameStr(((Form_pg_operator) GETSTRUCT(tup))->oprname));
 	ReleaseSysCache(tup);
 	return result;
+}
+
+/*
+ * Does the current user see every row of relid, and of each table above it
+ * (a partition read directly escapes its parents' policies)?  Yes when none
+ * has row-level security on, or the user bypasses it there: a superuser, a
+ * BYPASSRLS role, the owner unless FORCE ROW LEVEL SECURITY.
+ */
+bool
+BackfillMaySeeRows(Oid relid)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(relid) || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		return superuser();
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	if (get_rel_relispartition(relid))
+		foreach(lc, get_partition_ancestors(relid))
+			if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
+				return false;
+	return true;
 }

@@ -35,11 +35,6 @@ extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
 extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
-
-/* validate.c */
-extern bool BackfillCheckKeyTypes(Oid relid, List *names, List *attnums);
-extern bool BackfillKeyProvenByIndex(Oid relid, List *attnums);
-extern int64 BackfillAssertUnique(Oid relid, List *names, List *attnums, const char *scope,
-								  bool read_only, bool count_rows);
+extern bool BackfillMaySeeRows(Oid relid);
 
 #endif							/* BACKFILL_RELATION_H */

@@ -654,3 +654,35 @@ BackfillKeyArg(FunctionCallInfo fcinfo, int argno)
 				 errhint("Name the columns that identify a row, e.g. ARRAY['order_id'].")));
 	return BackfillColumnList(PG_GETARG_ARRAYTYPE_P(argno), "key");
 }
+
+/*
+ * The fields of each object of a jsonb array (text), as rows of C strings
+ * (NULL for a missing field); *n gets the number of rows.  Must be called
+ * inside SPI; what is read is copied out of it.
+ */
+char ***
+BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n)
+{
+	Oid			types[2] = {JSONBOID, TEXTARRAYOID};
+	Datum		values[2];
+	List	   *names = NIL;
+	char	 ***rows;
+
+	for (int f = 0; f < nfields; f++)
+		names = lappend(names, (char *) fields[f]);
+	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+	values[1] = BackfillTextArray(names);
+	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) f FROM pg_catalog.jsonb_array_elements($1)"
+							  " WITH ORDINALITY AS a(e, i), pg_catalog.unnest($2) WITH ORDINALITY AS k(f, j)"
+							  " ORDER BY a.i, k.j", 2, types, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read a jsonb array");
+	*n = SPI_processed / Max(nfields, 1);
+	rows = palloc(sizeof(char **) * Max(*n, 1));
+	for (uint64 i = 0; i < *n; i++)
+	{
+		rows[i] = palloc(sizeof(char *) * nfields);
+		for (int f = 0; f < nfields; f++)
+			rows[i][f] = SPI_getvalue(SPI_tuptable->vals[i * nfields + f], SPI_tuptable->tupdesc, 1);
+	}
+	return rows;
+}

@@ -12,6 +12,7 @@
 
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
+#include "portability/instr_time.h"
 #include "tcop/dest.h"
 #include "utils/array.h"
 #include "utils/resowner.h"
@@ -48,5 +49,17 @@ extern int	BackfillFindColumn(TupleDesc desc, const char *name);
 extern ErrorData *BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
 								   const char *argname);
+extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);
+
+/* Milliseconds since start. */
+static inline double
+BackfillMsSince(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
 
 #endif							/* BACKFILL_SPI_UTIL_H */

@@ -50,10 +50,11 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
+#include "base/extension.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
+#include "hash/citus_fingerprint.h"
+#include "hash/rowhash.h"
 
 /*
  * What backfill_fingerprint_row and backfill_diff_hash keep across the rows

@@ -71,10 +71,13 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
+#include "base/extension.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
+#include "hash/citus_fingerprint.h"
+#include "hash/fingerprint.h"
+#include "hash/fpscan.h"
+#include "hash/rowhash.h"
 
 typedef struct FingerprintReceiver
 {

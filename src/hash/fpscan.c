@@ -54,8 +54,8 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
 #include "base/relation.h"
+#include "hash/fpscan.h"
 #include "hash/rowhash.h"
 
 /* The key of the shared state in a parallel fingerprint's table of contents. */

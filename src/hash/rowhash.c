@@ -90,6 +90,7 @@
 #include "utils/timestamp.h"
 
 #include "base/compat.h"
+#include "base/extension.h"
 #include "hash/rowhash.h"
 
 #define ROW_MARK		UINT64CONST(0x452821e638d01377)
@@ -715,27 +716,6 @@ static int
 CompareColumnNames(const void *a, const void *b)
 {
 	return strcmp(((const BackfillColHasher *) a)->name, ((const BackfillColHasher *) b)->name);
-}
-
-/* The schema backfill is installed in, or InvalidOid. */
-Oid
-BackfillInstalledSchema(void)
-{
-	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyData key;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	Oid			nsp = InvalidOid;
-
-	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
-				CStringGetDatum("backfill"));
-	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nsp;
 }
 
 /*

@@ -132,7 +132,30 @@ extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
 extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
 								 const bool *isnull);
 
-extern Oid	BackfillInstalledSchema(void);
+/*
+ * A fingerprint being computed holds the sums; a finished one is sealed:
+ * sum1 and sum2 then hold the 128 bits shown (see BackfillSealSums), which
+ * say whether two multisets are equal and nothing else.
+ */
+typedef struct BackfillFingerprint
+{
+	uint64		rows;
+	uint64		sum1;			/* sum of the row hashes */
+	uint64		sum2;			/* sum of a second mix of the row hashes */
+	bool		sealed;
+} BackfillFingerprint;
+
+/*
+ * The second lane's term for a row hash h: a product of h with itself, which
+ * is not additive, so two multisets whose first sums meet by chance still
+ * differ in the second.
+ */
+static inline uint64
+BackfillFingerprintLane2(uint64 h)
+{
+	return (h ^ UINT64CONST(0xa4093822299f31d0)) * (h | 1);
+}
+
 extern char *BackfillKeyCheck(void);
 extern void BackfillSealSums(uint64 rows, uint64 sum1, uint64 sum2, uint64 sealed[2]);
 

@@ -43,14 +43,13 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
-#include "utils/rls.h"
 #include "utils/syscache.h"
 
 #include "base/compat.h"
-#include "record/log.h"
+#include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
-#include "write/swap.h"
+#include "record/log.h"
 
 int64		BackfillLogRunId = 0;
 
@@ -218,28 +217,6 @@ BackfillRecordVisible(Oid extschema, Oid relid)
 		return false;
 	return pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK ||
 		has_privs_of_role(GetUserId(), BackfillRelOwner(relid));
-}
-
-/*
- * Does the current user see every row of relid, and of each table above it
- * (a partition read directly escapes its parents' policies)?  Yes when none
- * has row-level security on, or the user bypasses it there: a superuser, a
- * BYPASSRLS role, the owner unless FORCE ROW LEVEL SECURITY.
- */
-bool
-BackfillMaySeeRows(Oid relid)
-{
-	ListCell   *lc;
-
-	if (!OidIsValid(relid) || !SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		return superuser();
-	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
-		return false;
-	if (get_rel_relispartition(relid))
-		foreach(lc, get_partition_ancestors(relid))
-			if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
-				return false;
-	return true;
 }
 
 PG_FUNCTION_INFO_V1(backfill_visible);

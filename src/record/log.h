@@ -33,6 +33,5 @@ extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const 
 									const char *partition, const BackfillFingerprint *before,
 									const BackfillFingerprint *after, const char *details);
 extern bool BackfillRecordVisible(Oid extschema, Oid relid);
-extern bool BackfillMaySeeRows(Oid relid);
 
 #endif							/* BACKFILL_LOG_H */

@@ -63,8 +63,8 @@
 #include "utils/resowner.h"
 #include "utils/syscache.h"
 
-#include "run/run.h"
 #include "base/spi_util.h"
+#include "run/pin.h"
 
 typedef struct PinContext
 {
@@ -647,9 +647,9 @@ FindEntry(char ***rows, uint64 n, const char *kind, const char *name, const char
 	return -1;
 }
 
-/* What the source reaches now, walked again under the run's search_path; NULL if it fails (*error). */
+/* What the source reaches now, walked again under search_path; NULL if it fails (*error). */
 static char *
-PinnedNow(BackfillRun *run, char **error)
+PinnedNow(const char *source, const char *search_path, char **error)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -659,9 +659,7 @@ PinnedNow(BackfillRun *run, char **error)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		json = BackfillPinnedObjects(BackfillBindWindow(run->source, run->window_type,
-														run->range_from, run->range_to),
-									 run->opts.search_path);
+		json = BackfillPinnedObjects(source, search_path);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -675,17 +673,19 @@ PinnedNow(BackfillRun *run, char **error)
 }
 
 /*
- * NULL when the code a run executes is as planned, else what changed, as a
- * sentence: a pinned object dropped or changed (found by OID), or the source
- * now reaching an object it did not, or a name finding other functions.
+ * NULL when the code run runid executes is as planned, else what changed, as
+ * a sentence: an object of pinned (what BackfillPinnedObjects found when the
+ * run was planned) dropped or changed (found by OID), or source (bound to the
+ * run's window) now reaching an object it did not under search_path, or a
+ * name finding other functions.
  */
 char *
-BackfillPinnedChange(BackfillRun *run)
+BackfillPinnedChange(int64 runid, const char *pinned, const char *source, const char *search_path)
 {
 	static const char *const fields[4] = {"kind", "name", "oid", "definition"};
 	uint64		n;
 	uint64		m;
-	char	 ***rows = BackfillJsonbRows(run->pinned, 4, fields, &n);
+	char	 ***rows = BackfillJsonbRows(pinned, 4, fields, &n);
 	char	 ***now;
 	char	   *error = NULL;
 	char	   *json;
@@ -698,19 +698,19 @@ BackfillPinnedChange(BackfillRun *run)
 			continue;			/* a name: checked by walking again */
 		def = DefinitionByOid(rows[i][0], atooid(rows[i][2]));
 		if (def == NULL)
-			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
+			return psprintf("%s %s was dropped since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], runid);
 		if (strcmp(def, rows[i][3]) != 0)
-			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], run->id);
+			return psprintf("%s %s changed since run " INT64_FORMAT " was planned", rows[i][0], rows[i][1], runid);
 		def = CurrentName(rows[i][0], atooid(rows[i][2]), rows[i][1]);
 		if (strcmp(def, rows[i][1]) != 0)
 			return psprintf("%s %s was renamed to %s since run " INT64_FORMAT " was planned",
-							rows[i][0], rows[i][1], def, run->id);
+							rows[i][0], rows[i][1], def, runid);
 	}
 
-	json = PinnedNow(run, &error);
+	json = PinnedNow(source, search_path, &error);
 	if (json == NULL)
 		return psprintf("the source of run " INT64_FORMAT " no longer resolves under search_path %s: %s",
-						run->id, run->opts.search_path, error);
+						runid, search_path, error);
 	now = BackfillJsonbRows(json, 4, fields, &m);
 	for (uint64 i = 0; i < m; i++)
 	{
@@ -719,11 +719,11 @@ BackfillPinnedChange(BackfillRun *run)
 		if (j < 0 && now[i][2] != NULL)
 			return psprintf("names resolve differently under search_path %s since run " INT64_FORMAT
 							" was planned: the source now reaches %s %s",
-							run->opts.search_path, run->id, now[i][0], now[i][1]);
+							search_path, runid, now[i][0], now[i][1]);
 		if (j < 0 || strcmp(rows[j][3], now[i][3]) != 0)
 			return psprintf("name %s resolves differently under search_path %s since run " INT64_FORMAT
 							" was planned: it finds %s",
-							now[i][1], run->opts.search_path, run->id, *now[i][3] ? now[i][3] : "no function");
+							now[i][1], search_path, runid, *now[i][3] ? now[i][3] : "no function");
 	}
 	return NULL;
 }

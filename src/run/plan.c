@@ -54,71 +54,20 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
-#include "write/publication.h"
+#include "base/extension.h"
 #include "base/relation.h"
-#include "run/run.h"
 #include "base/spi_util.h"
-#include "write/swap.h"
+#include "hash/fingerprint.h"
+#include "run/pin.h"
+#include "run/plan.h"
+#include "run/runstate.h"
+#include "run/window.h"
+#include "validate/validate.h"
+#include "write/part.h"
+#include "write/publication.h"
 
 /* More tasks than this is a mistake in the range or the chunk. */
 #define MAX_TASKS 100000
-
-/*
- * The source with $1 and $2 replaced by CAST('lo' AS type) and
- * CAST('hi' AS type).  Any other parameter number is an error.
- */
-char *
-BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi)
-{
-	static int	param = -1;	/* the token code, asked once */
-	core_yy_extra_type yyextra;
-	core_yyscan_t scanner;
-	StringInfoData out;
-	int			copied = 0;
-
-	if (param < 0)
-		param = BackfillTokenOf("$1");
-	scanner = scanner_init(source, &yyextra, &ScanKeywords, ScanKeywordTokens);
-	initStringInfo(&out);
-	for (;;)
-	{
-		core_YYSTYPE lval;
-		YYLTYPE		loc;
-		int			tok = core_yylex(&lval, &loc, scanner);
-		int			end;
-
-		if (tok == 0)
-			break;
-		if (tok != param)
-			continue;
-		if (lval.ival != 1 && lval.ival != 2)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_PARAMETER),
-					 errmsg("source refers to $%d, but only $1 and $2 are given", lval.ival),
-					 errdetail("$1 and $2 are the lower (inclusive) and upper (exclusive) bounds of each task's window.")));
-		end = loc + 1;
-		while (source[end] >= '0' && source[end] <= '9')
-			end++;
-		appendBinaryStringInfo(&out, source + copied, loc - copied);
-		appendStringInfo(&out, "CAST(%s AS %s)", quote_literal_cstr(lval.ival == 1 ? lo : hi), type);
-		copied = end;
-	}
-	scanner_finish(scanner);
-	appendStringInfoString(&out, source + copied);
-	return out.data;
-}
-
-/* "column >= CAST('lo' AS type) AND column < CAST('hi' AS type)", column qualified by alias if given. */
-char *
-BackfillWindowScope(const char *column, const char *type, const char *lo, const char *hi,
-					const char *alias)
-{
-	char	   *col = alias ? psprintf("%s.%s", alias, quote_identifier(column)) : (char *) quote_identifier(column);
-
-	return psprintf("%s OPERATOR(pg_catalog.>=) CAST(%s AS %s) AND %s OPERATOR(pg_catalog.<) CAST(%s AS %s)",
-					col, quote_literal_cstr(lo), type, col, quote_literal_cstr(hi), type);
-}
 
 /* Values of the window type are written and read in ISO formats, whatever the session's. */
 static int

@@ -61,15 +61,20 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "validate/diff.h"
+#include "base/extension.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
 #include "hash/fingerprint.h"
 #include "record/log.h"
-#include "base/relation.h"
+#include "run/plan.h"
+#include "run/runstate.h"
+#include "run/window.h"
+#include "validate/diff.h"
 #include "write/inplace.h"
-#include "run/run.h"
-#include "base/spi_util.h"
+#include "write/part.h"
+#include "write/replace.h"
 #include "write/staging.h"
-#include "write/swap.h"
+#include "write/swaplock.h"
 
 /* locktag_field4 of the advisory locks that are the worker slots of runs */
 #define RUN_SLOT_LOCK 0x4246
@@ -1118,7 +1123,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 		return false;
 	}
 
-	change = BackfillPinnedChange(run);
+	change = BackfillRunPinnedChange(run);
 	if (change)
 	{
 		BackfillRunSetStatus(run, "blocked", change);
@@ -1469,7 +1474,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
 	(void) BackfillRunCheckRights(&run, "dry-run", false);
-	change = BackfillPinnedChange(&run);
+	change = BackfillRunPinnedChange(&run);
 	if (change)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -43,37 +43,12 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
+#include "base/extension.h"
 #include "base/relation.h"
-#include "run/run.h"
 #include "base/spi_util.h"
-#include "write/swap.h"
-
-/* Run a statement on the state tables as their owner; returns the SPI code. */
-int
-BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
-				  Datum *values, const char *nulls, long tcount)
-{
-	Oid			runs = get_relname_relid("backfill_runs_data", extschema);
-	Oid			saved_userid;
-	int			saved_sec;
-	int			nest;
-	int			rc;
-
-	if (!OidIsValid(runs))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("backfill_runs does not exist in schema \"%s\"", get_namespace_name(extschema))));
-	GetUserIdAndSecContext(&saved_userid, &saved_sec);
-	SetUserIdAndSecContext(BackfillRelOwner(runs),
-						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	nest = BackfillPinSearchPath();
-	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, tcount);
-	BackfillUnpinSearchPath(nest);
-	SetUserIdAndSecContext(saved_userid, saved_sec);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
-	return rc;
-}
+#include "run/pin.h"
+#include "run/runstate.h"
+#include "run/window.h"
 
 /*
  * Options.
@@ -368,13 +343,6 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 	opts->normalized = NormalizedRunOptions(opts);
 }
 
-/* The schema-qualified, quoted name of a table or function of the extension. */
-char *
-BackfillExtName(Oid extschema, const char *name)
-{
-	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
-}
-
 /* "run_id N is not a run": what a role that may not see a run is told. */
 static void
 NoSuchRun(int64 runid)
@@ -618,38 +586,6 @@ BackfillRunUnschedule(BackfillRun *run)
 	run->cron_job = 0;
 }
 
-/*
- * The fields of each object of a jsonb array (text), as rows of C strings
- * (NULL for a missing field); *n gets the number of rows.  Must be called
- * inside SPI; what is read is copied out of it.
- */
-char ***
-BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n)
-{
-	Oid			types[2] = {JSONBOID, TEXTARRAYOID};
-	Datum		values[2];
-	List	   *names = NIL;
-	char	 ***rows;
-
-	for (int f = 0; f < nfields; f++)
-		names = lappend(names, (char *) fields[f]);
-	values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
-	values[1] = BackfillTextArray(names);
-	if (SPI_execute_with_args("SELECT e OPERATOR(pg_catalog.->>) f FROM pg_catalog.jsonb_array_elements($1)"
-							  " WITH ORDINALITY AS a(e, i), pg_catalog.unnest($2) WITH ORDINALITY AS k(f, j)"
-							  " ORDER BY a.i, k.j", 2, types, values, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read a jsonb array");
-	*n = SPI_processed / Max(nfields, 1);
-	rows = palloc(sizeof(char **) * Max(*n, 1));
-	for (uint64 i = 0; i < *n; i++)
-	{
-		rows[i] = palloc(sizeof(char *) * nfields);
-		for (int f = 0; f < nfields; f++)
-			rows[i][f] = SPI_getvalue(SPI_tuptable->vals[i * nfields + f], SPI_tuptable->tupdesc, 1);
-	}
-	return rows;
-}
-
 /* Connect, read the run, check the caller's right to act on it. */
 static void
 OpenRun(FunctionCallInfo fcinfo, BackfillRun *run, const char *action, bool gone_ok)
@@ -712,7 +648,7 @@ backfill_resume(PG_FUNCTION_ARGS)
 	OpenRun(fcinfo, &run, "resume", false);
 	if (strcmp(run.status, "blocked") == 0)
 	{
-		char	   *change = BackfillPinnedChange(&run);
+		char	   *change = BackfillRunPinnedChange(&run);
 
 		if (change)
 			ereport(ERROR,
@@ -958,4 +894,14 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/* NULL when the code run executes is as planned, else what changed (BackfillPinnedChange). */
+char *
+BackfillRunPinnedChange(BackfillRun *run)
+{
+	return BackfillPinnedChange(run->id, run->pinned,
+								BackfillBindWindow(run->source, run->window_type,
+												   run->range_from, run->range_to),
+								run->opts.search_path);
 }

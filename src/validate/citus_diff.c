@@ -38,8 +38,10 @@
 
 #include "base/citus.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
+#include "hash/citus_fingerprint.h"
+#include "hash/rowhash.h"
+#include "validate/citus_diff.h"
 
 /* Columns the pushed query adds to a side's rows; a query returning one is diffed locally. */
 #define ADDED_PREFIX	"backfill_diff_"

@@ -63,10 +63,11 @@
 #include "utils/tuplestore.h"
 
 #include "base/citus.h"
-#include "validate/diff.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
+#include "hash/rowhash.h"
+#include "validate/citus_diff.h"
+#include "validate/diff.h"
 
 #define IN_A		0x01
 #define IN_B		0x02

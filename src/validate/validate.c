@@ -47,6 +47,7 @@
 #include "base/compat.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
+#include "validate/validate.h"
 
 /*
  * Is there a unique index that alone proves the key columns attnums unique,

@@ -28,10 +28,11 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "write/archive.h"
-#include "record/log.h"
-#include "run/run.h"
+#include "base/extension.h"
+#include "base/relation.h"
 #include "base/spi_util.h"
+#include "record/log.h"
+#include "write/archive.h"
 
 /* the bytes of a long name's end that its archive's name keeps */
 #define ARCHIVE_NAME_TAIL	24

@@ -48,8 +48,9 @@
 
 #include "base/citus.h"
 #include "base/spi_util.h"
+#include "write/citus_swap.h"
+#include "write/part.h"
 #include "write/staging.h"
-#include "write/swap.h"
 
 /*
  * Refuse what a distributed partition cannot be replaced with: foreign keys

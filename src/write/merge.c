@@ -63,12 +63,13 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
-#include "record/log.h"
+#include "base/extension.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
-#include "write/swap.h"
+#include "hash/fingerprint.h"
+#include "hash/rowhash.h"
+#include "record/log.h"
+#include "validate/validate.h"
 
 /*
  * Run a statement we built on the snapshot snap (its command ID kept up to

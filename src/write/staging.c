@@ -68,14 +68,14 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "write/assign.h"
 #include "base/compat.h"
-#include "hash/fingerprint.h"
 #include "base/relation.h"
-#include "hash/rowhash.h"
 #include "base/spi_util.h"
+#include "hash/fingerprint.h"
+#include "hash/rowhash.h"
+#include "write/assign.h"
+#include "write/part.h"
 #include "write/staging.h"
-#include "write/swap.h"
 
 /* ", WITH (a = 'b', ...)" for the storage parameters of relid, or "". */
 static char *

@@ -13,7 +13,16 @@
 #include "executor/spi.h"
 
 #include "hash/fingerprint.h"
-#include "write/swap.h"
+#include "write/part.h"
+
+/* Where the time of a replacement's copy went, in milliseconds. */
+typedef struct BackfillStageTimes
+{
+	double		fingerprint_ms; /* the partition's rows before */
+	double		fill_ms;		/* the source read, its rows checked, hashed and written */
+	double		index_ms;		/* the indexes built from the rows */
+	double		analyze_ms;		/* planner statistics gathered */
+} BackfillStageTimes;
 
 extern Oid	BackfillCreateStaging(BackfillPart *bp);
 extern SPIPlanPtr BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,

@@ -66,7 +66,8 @@
 
 #include "base/citus.h"
 #include "base/spi_util.h"
-#include "write/swap.h"
+#include "write/citus_swap.h"
+#include "write/swaplock.h"
 
 /* Set when the last swap gave way to a session waiting for it (see backfill_run). */
 bool		BackfillSwapGaveWay = false;

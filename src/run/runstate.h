@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * src/run/run.h
- *		Runs: a planned range, backfilled one committed task at a time.
+ * src/run/runstate.h
+ *		A run and its tasks as their rows say: options, status, rights.
  *
  *-------------------------------------------------------------------------
  */
-#ifndef BACKFILL_RUN_H
-#define BACKFILL_RUN_H
+#ifndef BACKFILL_RUNSTATE_H
+#define BACKFILL_RUNSTATE_H
 
 #include "postgres.h"
 
@@ -80,25 +80,11 @@ typedef struct BackfillTask
 	int			attempts;
 } BackfillTask;
 
-/* runstate.c */
-extern char *BackfillExtName(Oid extschema, const char *name);
 extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
-extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
-							  Datum *values, const char *nulls, long tcount);
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
-extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);
+extern char *BackfillRunPinnedChange(BackfillRun *run);
 
-/* plan.c */
-extern char *BackfillBindWindow(const char *source, const char *type, const char *lo, const char *hi);
-extern char *BackfillPartitionChanged(Oid relid, Oid target, const char *lo, const char *hi);
-extern char *BackfillWindowScope(const char *column, const char *type, const char *lo, const char *hi,
-								 const char *alias);
-
-/* pin.c */
-extern char *BackfillPinnedObjects(const char *sql, const char *search_path);
-extern char *BackfillPinnedChange(BackfillRun *run);
-
-#endif							/* BACKFILL_RUN_H */
+#endif							/* BACKFILL_RUNSTATE_H */

@@ -1,0 +1,96 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/base/extension.c
+ *		The extension's own objects: its schema, their names, and statements
+ *		on its state tables as their owner.
+ *
+ * Every layer finds the extension's schema here: from the calling function
+ * when there is one (the schema it was created in), else from pg_extension.
+ * The state tables (runs, tasks, log, archives) are read and written only
+ * through BackfillStateExec, as the tables' owner under
+ * SECURITY_RESTRICTED_OPERATION with the search_path pinned, so a caller's
+ * rights and settings never reach them; who may see or change a row is the
+ * caller's question, asked before.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_extension.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/extension.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
+
+/* The schema backfill is installed in: the schema of the calling function. */
+Oid
+BackfillExtensionSchema(FunctionCallInfo fcinfo)
+{
+	return get_func_namespace(fcinfo->flinfo->fn_oid);
+}
+
+/* The schema backfill is installed in, or InvalidOid. */
+Oid
+BackfillInstalledSchema(void)
+{
+	Relation	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	Oid			nsp = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("backfill"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+/* The schema-qualified, quoted name of a table or function of the extension. */
+char *
+BackfillExtName(Oid extschema, const char *name)
+{
+	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
+}
+
+/* Run a statement on the state tables as their owner; returns the SPI code. */
+int
+BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
+				  Datum *values, const char *nulls, long tcount)
+{
+	Oid			runs = get_relname_relid("backfill_runs_data", extschema);
+	Oid			saved_userid;
+	int			saved_sec;
+	int			nest;
+	int			rc;
+
+	if (!OidIsValid(runs))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("backfill_runs does not exist in schema \"%s\"", get_namespace_name(extschema))));
+	GetUserIdAndSecContext(&saved_userid, &saved_sec);
+	SetUserIdAndSecContext(BackfillRelOwner(runs),
+						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	nest = BackfillPinSearchPath();
+	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, tcount);
+	BackfillUnpinSearchPath(nest);
+	SetUserIdAndSecContext(saved_userid, saved_sec);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/base/extension.h
+ *		The extension's own objects: its schema, their names, and statements
+ *		on its state tables as their owner.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_EXTENSION_H
+#define BACKFILL_EXTENSION_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
+extern Oid	BackfillInstalledSchema(void);
+extern char *BackfillExtName(Oid extschema, const char *name);
+extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
+							  Datum *values, const char *nulls, long tcount);
+
+#endif							/* BACKFILL_EXTENSION_H */

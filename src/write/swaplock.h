@@ -1,0 +1,19 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/write/swaplock.h
+ *		The locks of a swap, taken without queueing readers behind them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_SWAPLOCK_H
+#define BACKFILL_SWAPLOCK_H
+
+#include "postgres.h"
+
+#include "write/part.h"
+
+extern bool BackfillSwapGaveWay;
+extern int	BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts);
+extern void BackfillBackOff(int attempt, int lock_timeout_ms);
+
+#endif							/* BACKFILL_SWAPLOCK_H */
