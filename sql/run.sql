@@ -160,3 +160,23 @@ SELECT backfill_plan('rn_flat', '2026-03-11', '2026-03-13', 'SELECT * FROM rn_mo
 BEGIN;
 CALL backfill_run(:run);
 ROLLBACK;
+
+-- A failed task's own error comes back: its SQLSTATE, its message said once, and the
+-- measures it took when they did not reconcile.
+SELECT backfill_plan('rn_revenue', '2026-03-12', '2026-03-13',
+	$$SELECT order_id, order_date, revenue / (order_date - date '2026-03-12') AS revenue
+	  FROM rn_model WHERE order_date >= $1 AND order_date < $2$$) AS run7 \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run7);
+\echo :LAST_ERROR_SQLSTATE
+-- a source that draws from a sequence reads differently the second time: reconcile sees it
+CREATE SEQUENCE rn_drift;
+SELECT backfill_plan('rn_revenue', '2026-03-13', '2026-03-14',
+	$$SELECT order_id, order_date, revenue + nextval('rn_drift') AS revenue
+	  FROM rn_model WHERE order_date >= $1 AND order_date < $2$$,
+	options => '{"reconcile": ["count(*)", "sum(revenue)"]}') AS run8 \gset
+CALL backfill_run(:run8);
+\echo :LAST_ERROR_SQLSTATE
+RESET client_min_messages;
+SELECT task, status, split_part(error, ' (Measures', 1) AS error, r->>'measure' AS measure, r->>'ok' AS ok
+FROM backfill_tasks, jsonb_array_elements(reconcile) r WHERE run_id = :run8 ORDER BY task, 4;

@@ -160,11 +160,11 @@ SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('bi', 'SELECT id, 0 AS grp
 SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('bi', 'SELECT id, grp, v FROM bi_src', ARRAY['id'], 'grp IS NULL OR grp <> grp')$$, '23514',
                        '^100 source rows lie outside the scope$', 'source: a scope that is NULL or false for every row');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('nu', 'SELECT 1::bigint AS id, 1 AS v', ARRAY['id'])$$, '23505',
-                       '^key \(id\) of table public\.nu is not unique$', 'target: a nearly unique key (1 duplicate in 1000 rows)');
+                       '^key \(id\) of table public\.nu is not unique: \(id\)=\([0-9]+\) appears 2 times$', 'target: a nearly unique key (1 duplicate in 1000 rows), the duplicate in the message');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('nu', 'SELECT 1::bigint AS id, 1 AS v', ARRAY['id'], 'id >= 1')$$, '23505',
-                       '^key \(id\) of table public\.nu is not unique within the scope$', 'target: a nearly unique key within the scope');
+                       '^key \(id\) of table public\.nu is not unique within the scope: \(id\)=\([0-9]+\) appears 2 times$', 'target: a nearly unique key within the scope');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('nn', 'SELECT 1::bigint AS id, 1 AS v', ARRAY['id'])$$, '23505',
-                       '^key \(id\) of table public\.nn contains NULL$', 'target: a NULL key');
+                       '^key \(id\) of table public\.nn contains NULL: \(id\)=\(NULL\)$', 'target: a NULL key');
 
 -- ============================================================ rights
 SELECT pg_temp.refuses($$SELECT * FROM backfill_merge('bi', 'TABLE bi_src', ARRAY['id'])$$, '42501',

@@ -6,7 +6,7 @@
 -- with an empty source, saying how many rows it would have deleted.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(34);
+SELECT plan(37);
 
 CREATE ROLE regress_msg_owner;
 CREATE ROLE regress_msg_other;
@@ -158,5 +158,25 @@ SELECT is(pg_temp.err($$SELECT * FROM backfill_merge('fct', 'TABLE src', ARRAY['
 	'merge: without delete_missing no scope is needed');
 SELECT is(pg_temp.err($$SELECT backfill_assert_unique('fct', ARRAY['order_id'])$$), 'no error', 'assert_unique: unchanged');
 
+
+-- ============================================================ tools that show only the first line
+-- (Dataform, many schedulers): the first offending key or measure is in the message itself
+CREATE TABLE dup_src AS SELECT * FROM src;
+INSERT INTO dup_src SELECT * FROM src WHERE order_id = 7;
+SELECT matches(pg_temp.err($$SELECT backfill_assert_unique('dup_src', ARRAY['order_id'])$$),
+	'^23505 \| key \(order_id\) of table public\.dup_src is not unique: \(order_id\)=\(7\) appears 2 times \| ',
+	'assert_unique: the first duplicated key and its count in the message');
+SELECT matches(pg_temp.err($$SELECT * FROM backfill_reconcile('TABLE dup_src', 'TABLE src', ARRAY['count(*)', 'sum(revenue)'])$$),
+	'^23514 \| reconciliation failed: count\(\*\) is 201 in target, 200 in source \(2 of 2 measures differ\) \| ',
+	'reconcile: the first measure that differs and its two values in the message');
+
+-- ============================================================ a driver that opened the transaction
+-- psycopg2 opens one before the first statement unless autocommit is on: the hint says so
+CREATE TEMP TABLE msg_run AS
+	SELECT backfill_plan('fct', '2026-03-15', '2026-03-17', 'SELECT * FROM src WHERE day >= $1 AND day < $2') AS id;
+SELECT is(pg_temp.err(format('CALL backfill_run(%s)', (SELECT id FROM msg_run))),
+	format('2D000 | backfill_run must be called with CALL, outside a transaction block | Run CALL backfill_run(%s) on its own, not inside BEGIN or a function. A driver may have opened the transaction without a BEGIN of yours: turn autocommit on for this call (psycopg2: connection.autocommit = True).',
+		(SELECT id FROM msg_run)),
+	'run: inside a transaction block, 2D000 with a hint that names a driver''s implicit transaction');
 SELECT * FROM finish();
 ROLLBACK;

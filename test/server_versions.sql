@@ -28,7 +28,7 @@ SELECT is((SELECT attnotnull FROM pg_attribute WHERE attrelid = 'vn'::regclass A
 	:'not_null_constraints'::boolean,
 	'premise: attnotnull is set by a NOT VALID constraint where the server has them');
 SELECT throws_ok($$SELECT * FROM backfill_merge('vn', 'SELECT 1::bigint AS id, 1 AS v', ARRAY['id'])$$,
-	'23505', 'key (id) of table public.vn contains NULL',
+	'23505', 'key (id) of table public.vn contains NULL: (id)=(NULL)',
 	'a NULL key in the target is found although attnotnull is set: the constraint is not valid');
 
 DELETE FROM vn WHERE id IS NULL;

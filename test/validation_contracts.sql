@@ -5,7 +5,7 @@
 -- duplicates or NULLs counted and shown in errdetail. reconcile returns one row per measure
 -- and raises 23514 naming every measure that differs by more than the tolerance.
 BEGIN;
-SELECT plan(50);
+SELECT plan(51);
 
 -- fails(sql, sqlstate, message regex, description [, detail regex]): sql raises exactly that.
 CREATE FUNCTION pg_temp.fails(sql text, state text, msg_re text, descr text, detail_re text DEFAULT NULL)
@@ -82,8 +82,11 @@ CREATE TABLE dups AS SELECT * FROM orders;
 INSERT INTO dups SELECT * FROM orders WHERE id IN (5, 9);
 INSERT INTO dups SELECT * FROM orders WHERE id = 9;
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('dups', ARRAY['id'])$$,
-                     '23505', '^key \(id\) of (table )?public\.dups is not unique$',
-                     'duplicated keys: 23505 naming the key and the table');
+                     '23505', '^key \(id\) of (table )?public\.dups is not unique: \(id\)=\(9\) appears 3 times$',
+                     'duplicated keys: 23505 naming the key, the table and the most repeated key value in the message');
+SELECT pg_temp.fails($$SELECT backfill_assert_unique('dups', ARRAY['id', 'line'])$$,
+                     '23505', '^key \(id, line\) of table public\.dups is not unique: \(id, line\)=\(9, 1\) appears 3 times$',
+                     'a two-column key: both columns of the first duplicate in the message');
 SELECT is(pg_temp.error_detail($$SELECT backfill_assert_unique('dups', ARRAY['id'])$$),
           '2 key values appear more than once, for example (id)=(9) 3 times, (id)=(5) 2 times.',
           'errdetail counts the duplicated values and shows them, most repeated first');
@@ -98,8 +101,8 @@ SELECT is(backfill_assert_unique('dups', ARRAY['id'], 'id > 200'),
           (SELECT count(*) FROM orders WHERE id > 200),
           'duplicates outside the scope do not count');
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('dups', ARRAY['id'], 'id BETWEEN 6 AND 20')$$,
-                     '23505', 'is not unique within the scope$',
-                     'duplicates inside the scope: 23505 "within the scope"',
+                     '23505', 'is not unique within the scope: \(id\)=\(9\) appears 3 times$',
+                     'duplicates inside the scope: 23505 "within the scope", the duplicate in the message',
                      '^1 key value appears more than once, for example \(id\)=\(9\) 3 times\.$');
 
 -- A unique index that does not prove the key does not hide duplicates.
@@ -142,11 +145,11 @@ CREATE TABLE nulls AS SELECT * FROM orders;
 UPDATE nulls SET id = NULL WHERE id IN (10, 20);
 UPDATE nulls SET line = NULL WHERE id = 30;
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('nulls', ARRAY['id'])$$,
-                     '23505', '^key \(id\) of (table )?public\.nulls contains NULL$',
-                     'NULL in the key: 23505 "contains NULL"',
+                     '23505', '^key \(id\) of (table )?public\.nulls contains NULL: \(id\)=\(NULL\)$',
+                     'NULL in the key: 23505 "contains NULL", a row''s key in the message',
                      '^2 rows have a NULL in the key, for example \(id\)=\(NULL\), \(id\)=\(NULL\)\.$');
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('nulls', ARRAY['id', 'line'])$$,
-                     '23505', 'contains NULL$',
+                     '23505', 'contains NULL: \(id, line\)=\((NULL, [0-9]+|[0-9]+, NULL)\)$',
                      'NULL in either column of a two-column key: 3 rows',
                      '^3 rows have a NULL in the key, for example ');
 SELECT alike(pg_temp.error_detail($$SELECT backfill_assert_unique('nulls', ARRAY['line', 'id'])$$),
@@ -155,13 +158,13 @@ SELECT alike(pg_temp.error_detail($$SELECT backfill_assert_unique('nulls', ARRAY
 SELECT is(backfill_assert_unique('nulls', ARRAY['id'], 'id IS NOT NULL'), 2998::bigint,
           'NULLs outside the scope do not count');
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('nulls', ARRAY['id'], 'amount BETWEEN 15 AND 15')$$,
-                     '23505', 'contains NULL within the scope$',
+                     '23505', 'contains NULL within the scope: \(id\)=\(NULL\)$',
                      'NULL inside the scope: "within the scope"',
                      '^1 row has a NULL in the key, for example \(id\)=\(NULL\)\.$');
 CREATE TABLE nulls_idx AS SELECT * FROM nulls;
 CREATE UNIQUE INDEX ON nulls_idx (id);
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('nulls_idx', ARRAY['id'])$$,
-                     '23505', 'contains NULL$',
+                     '23505', 'contains NULL: \(id\)=\(NULL\)$',
                      'a unique index allows NULLs: they are still reported',
                      '^2 rows have a NULL in the key');
 INSERT INTO nulls SELECT * FROM orders WHERE id = 40;
@@ -169,7 +172,7 @@ SELECT is(pg_temp.error_detail($$SELECT backfill_assert_unique('nulls', ARRAY['i
           '1 key value appears more than once, for example (id)=(40) 2 times. 2 rows have a NULL in the key, for example (id)=(NULL), (id)=(NULL).',
           'duplicates and NULLs together: both reported');
 SELECT pg_temp.fails($$SELECT backfill_assert_unique('nulls', ARRAY['id'])$$,
-                     '23505', 'is not unique$', 'duplicates and NULLs together: reported as not unique');
+                     '23505', 'is not unique: \(id\)=\(40\) appears 2 times$', 'duplicates and NULLs together: reported as not unique, the duplicate in the message');
 
 -- A partitioned table has no unique index across partitions unless it holds the partition key.
 CREATE TABLE parted_orders (id int, day date) PARTITION BY RANGE (day);
@@ -221,12 +224,12 @@ SELECT results_eq(
 	'a difference above the tolerance is not ok (raise => false: rows returned)');
 SELECT pg_temp.fails(
 	$$SELECT * FROM backfill_reconcile('TABLE rc_target', 'TABLE rc_source', ARRAY['count(*)', 'sum(revenue)'], 0.009)$$,
-	'23514', '^reconciliation failed: 1 of 2 measures differ between target and source$',
-	'a difference above the tolerance raises 23514',
+	'23514', '^reconciliation failed: sum\(revenue\) is 2201100\.01 in target, 2201100\.00 in source \(1 of 2 measures differ\)$',
+	'a difference above the tolerance raises 23514, the measure and its two values in the message',
 	'^sum\(revenue\): target 2201100\.01, source 2201100\.00, difference 0\.01$');
 SELECT pg_temp.fails(
 	$$SELECT * FROM backfill_reconcile('TABLE rc_target', 'TABLE rc_source', ARRAY['sum(revenue)'])$$,
-	'23514', '^reconciliation failed: 1 of 1 measure differs',
+	'23514', '^reconciliation failed: sum\(revenue\) is [0-9.]+ in target, [0-9.]+ in source \(1 of 1 measure differs\)$',
 	'default tolerance is 0: a difference of 0.01 raises');
 SELECT lives_ok(
 	$$SELECT * FROM backfill_reconcile('TABLE rc_target', 'TABLE rc_source', ARRAY['sum(revenue)'], 0.01)$$,
@@ -247,8 +250,8 @@ SELECT results_eq(
 SELECT pg_temp.fails(
 	$$SELECT * FROM backfill_reconcile('TABLE rc_target', 'TABLE rc_source',
 	                                   ARRAY['count(*)', 'sum(revenue)', 'count(DISTINCT id)'])$$,
-	'23514', '^reconciliation failed: 2 of 3 measures differ',
-	'raise => true (default): 23514 counting the measures that differ');
+	'23514', '^reconciliation failed: count\(\*\) is 2065 in target, 2000 in source \(2 of 3 measures differ\)$',
+	'raise => true (default): 23514 naming the first measure that differs and counting them');
 SELECT is(
 	pg_temp.error_detail($$SELECT * FROM backfill_reconcile('TABLE rc_target', 'TABLE rc_source',
 	                                                        ARRAY['count(*)', 'sum(revenue)', 'count(DISTINCT id)'])$$),

@@ -89,7 +89,10 @@ typedef struct TaskOutcome
 	char	   *fingerprint_after;
 	int64		log_id;
 	char	   *reconcile;		/* jsonb text, or NULL */
-	char	   *error;
+	char	   *error;			/* a failure as the task's row says: message (detail) */
+	int			sqlerrcode;		/* a failure's own SQLSTATE, message and detail */
+	char	   *message;
+	char	   *detail;
 	bool		gave_way;		/* its swap gave way to a session waiting for it */
 	double		seconds;
 } TaskOutcome;
@@ -399,10 +402,11 @@ WrittenQuery(BackfillRun *run, BackfillTask *task)
 
 /*
  * Reconcile the measures of the written rows with the source's; returns the
- * comparison as jsonb text and sets *ok.
+ * comparison as jsonb text and sets *ok, and *first to the first measure that
+ * differs, in words, or NULL.
  */
 static char *
-Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
+Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok, char **first)
 {
 	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[4];
@@ -410,6 +414,7 @@ Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
 	bool		isnull;
 
 	*ok = true;
+	*first = NULL;
 	if (run->opts.reconcile == NIL)
 		return NULL;
 	values[0] = CStringGetTextDatum(written);
@@ -417,7 +422,12 @@ Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
 	values[2] = BackfillTextArray(run->opts.reconcile);
 	values[3] = CStringGetTextDatum(run->opts.reconcile_tolerance);
 	rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r))::pg_catalog.text,"
-										" pg_catalog.bool_and(r.ok)"
+										" pg_catalog.bool_and(r.ok),"
+										" (pg_catalog.array_agg(pg_catalog.format('%%s is %%s written, %%s in the source',"
+										"   r.measure, COALESCE(r.target_value::pg_catalog.text, 'NULL'),"
+										"   COALESCE(r.source_value::pg_catalog.text, 'NULL')))"
+										"   FILTER (WHERE NOT r.ok))[1],"
+										" pg_catalog.count(*) FILTER (WHERE NOT r.ok), pg_catalog.count(*)"
 										" FROM %s($1, $2, $3, CAST($4 AS pg_catalog.numeric), false) r",
 										BackfillExtName(run->extschema, "backfill_reconcile")),
 							   4, types, values, NULL, false, 1);
@@ -426,16 +436,21 @@ Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok)
 	*ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	if (isnull)
 		*ok = true;
+	if (!*ok)
+		*first = psprintf("%s (%s of %s measures differ)",
+						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3),
+						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4),
+						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
+/* A task's rows that do not reconcile: the first measure that differs in the message. */
 static void
-RaiseUnreconciled(BackfillTask *task, const char *comparison)
+RaiseUnreconciled(const char *first, const char *comparison)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_CHECK_VIOLATION),
-			 errmsg("task %d (%s) does not reconcile with its source",
-					task->task, task->partition ? task->partition : task->range_from),
+			 errmsg("reconciliation failed: %s", first),
 			 errdetail("Measures, written and in the source: %s.", comparison)));
 }
 
@@ -454,6 +469,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	bool		isnull;
 	bool		ok;
 	char	   *why = NULL;
+	char	   *first;
 	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
 
 	BackfillLogWhy = why;
@@ -506,11 +522,11 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	BackfillLogWhy = NULL;
 	ReadLogRecord(run, logid, out);
 
-	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok);
+	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok, &first);
 	if (reconciled)
 		*reconciled = ok;
 	else if (!ok)
-		RaiseUnreconciled(task, out->reconcile);
+		RaiseUnreconciled(first, out->reconcile);
 }
 
 /*
@@ -552,6 +568,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
+		char	   *reconcile = out->reconcile;	/* the measures that did not reconcile */
 
 		BackfillLogRunId = 0;
 		BackfillLogWhy = NULL;
@@ -566,8 +583,12 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			ReThrowError(edata);
 		memset(out, 0, sizeof(*out));
 		out->ok = false;
+		out->reconcile = reconcile;
 		out->gave_way = BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
 		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
+		out->sqlerrcode = edata->sqlerrcode;
+		out->message = pstrdup(edata->message);
+		out->detail = edata->detail ? pstrdup(edata->detail) : NULL;
 		out->rows_before = out->rows_after = -1;
 		FreeErrorData(edata);
 	}
@@ -908,10 +929,11 @@ CheckUntouched(BackfillRun *run, int *changed)
 /*
  * No task left to claim: if none is in progress elsewhere, finish the run
  * (refresh, check what lay outside, mark done) or mark it failed.  Returns
- * the error to raise after the commit, or NULL.
+ * the error to raise after the commit, or NULL; *tasks_failed says whether
+ * it is that tasks failed.
  */
 static char *
-FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
+FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere, bool *tasks_failed)
 {
 	Oid			t3[3] = {INT8OID, INT4OID, INT4ARRAYOID};
 	Datum		v3[3];
@@ -923,6 +945,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 	char	   *failures;
 
 	*pending_elsewhere = 0;
+	*tasks_failed = false;
 	/* one worker finishes: the others wait here, then see the run done */
 	BackfillRunLoad(run->extschema, run->id, run, true);
 	if (strcmp(run->status, "running") != 0)
@@ -958,6 +981,7 @@ FinishRun(BackfillRun *run, List *failed_here, int64 *pending_elsewhere)
 
 		BackfillRunSetStatus(run, "failed", error);
 		BackfillRunUnschedule(run);
+		*tasks_failed = true;
 		return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
 	}
 
@@ -1027,6 +1051,7 @@ typedef struct RunCall
 	List	   *failed_here;	/* tasks that failed in this call: not retried by it */
 	int			done_here;
 	char	   *stop_error;		/* the run failed at its end: raised after SPI_finish */
+	int			stop_code;		/* its SQLSTATE: the first failed task's in this call */
 	TimestampTz started;
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 } RunCall;
@@ -1055,7 +1080,9 @@ RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
 				 errmsg("backfill_run must be called with CALL, outside a transaction block"),
 				 errdetail("It commits after every task."),
-				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function.",
+				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function."
+						 " A driver may have opened the transaction without a BEGIN of yours: turn autocommit on"
+						 " for this call (psycopg2: connection.autocommit = True).",
 						 call->runid)));
 	PreventCommandIfReadOnly("backfill_run()");
 	BackfillRequireCoordinator("backfill_run");
@@ -1147,6 +1174,27 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 }
 
 /*
+ * A failed task stops the run: marked failed, committed, and the task's own
+ * error raised (its SQLSTATE, message and detail) with the run and the task
+ * in front of the message, once.
+ */
+static void
+RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	const char *name = task->partition ? task->partition : task->range_from;
+
+	BackfillRunSetStatus(run, "failed", psprintf("task %d (%s) failed: %s", task->task, name, out->error));
+	BackfillRunUnschedule(run);
+	SPI_commit();
+	ereport(ERROR,
+			(errcode(out->sqlerrcode),
+			 errmsg("run " INT64_FORMAT " stopped: task %d (%s) failed: %s", call->runid, task->task, name,
+					out->message),
+			 out->detail ? errdetail_internal("%s", out->detail) : 0,
+			 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", call->runid)));
+}
+
+/*
  * One step of a call: claim a task and do it, or finish the run when none is
  * left.  False when the call is over.
  */
@@ -1165,8 +1213,11 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	if (task.task == 0)
 	{
 		int64		elsewhere;
+		bool		tasks_failed;
 
-		call->stop_error = FinishRun(run, call->failed_here, &elsewhere);
+		call->stop_error = FinishRun(run, call->failed_here, &elsewhere, &tasks_failed);
+		if (!tasks_failed)
+			call->stop_code = 0;	/* not a task's error: the run's own state */
 		if (call->stop_error)
 			call->stop_error = MemoryContextStrdup(call->cxt, call->stop_error);
 		if (elsewhere > 0)
@@ -1200,19 +1251,10 @@ RunCallStep(RunCall *call, BackfillRun *run)
 
 		call->failed_here = lappend_int(call->failed_here, task.task);
 		MemoryContextSwitchTo(old);
+		if (call->stop_code == 0)
+			call->stop_code = out.sqlerrcode;
 		if (!run->opts.on_error_continue)
-		{
-			char	   *error = psprintf("task %d (%s) failed: %s", task.task,
-										 task.partition ? task.partition : task.range_from, out.error);
-
-			BackfillRunSetStatus(run, "failed", error);
-			BackfillRunUnschedule(run);
-			SPI_commit();
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("run " INT64_FORMAT " stopped: %s", call->runid, error),
-					 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", call->runid)));
-		}
+			RaiseTaskFailed(call, run, &task, &out);
 	}
 	SPI_commit();
 	ReportTask(run, &task, &out, call->started, call->done_here);
@@ -1260,7 +1302,7 @@ backfill_run(PG_FUNCTION_ARGS)
 	SPI_finish();
 	if (call.stop_error)
 		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				(errcode(call.stop_code ? call.stop_code : ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s", call.stop_error),
 				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", call.runid)));
 	PG_RETURN_VOID();
@@ -1366,6 +1408,7 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 {
 	BackfillPart bp;
 	char	   *stagename;
+	char	   *first;			/* the dry run shows every measure */
 
 	BackfillLockPart(relid, "task", bound, false, &bp);
 	BackfillRefuseReferencedPartition(&bp);
@@ -1374,7 +1417,7 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 	Compare(run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
 			psprintf("SELECT * FROM %s", stagename), &dr->added, &dr->removed, &dr->changed,
 			&dr->changed_null, &dr->sample);
-	dr->reconcile = Reconcile(run, psprintf("SELECT * FROM %s", stagename), bound, &dr->reconciled);
+	dr->reconcile = Reconcile(run, psprintf("SELECT * FROM %s", stagename), bound, &dr->reconciled, &first);
 }
 
 /* A task that writes in place: done as the task does it, compared with the rows before. */

@@ -191,6 +191,7 @@ ReportKeyViolation(List *names, const char *relname, const char *scope, bool rea
 {
 	StringInfoData detail;
 	int			nkeys = list_length(names);
+	char	   *example = "";	/* the first offending key, for the message */
 
 	initStringInfo(&detail);
 	if (dupkeys > 0)
@@ -209,6 +210,9 @@ ReportKeyViolation(List *names, const char *relname, const char *scope, bool rea
 
 		appendStringInfo(&detail, INT64_FORMAT " key %s more than once, for example",
 						 dupkeys, dupkeys == 1 ? "value appears" : "values appear");
+		if (SPI_processed > 0)
+			example = psprintf(": (%s)=%s appears %s times", keylist, KeyValuesText(0, nkeys),
+							   SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, nkeys + 1));
 		for (uint64 r = 0; r < SPI_processed; r++)
 			appendStringInfo(&detail, "%s (%s)=%s %s times", r > 0 ? "," : "", keylist,
 							 KeyValuesText(r, nkeys),
@@ -223,6 +227,8 @@ ReportKeyViolation(List *names, const char *relname, const char *scope, bool rea
 
 		appendStringInfo(&detail, "%s" INT64_FORMAT " %s a NULL in the key, for example",
 						 dupkeys > 0 ? " " : "", nullrows, nullrows == 1 ? "row has" : "rows have");
+		if (dupkeys == 0 && SPI_processed > 0)
+			example = psprintf(": (%s)=%s", keylist, KeyValuesText(0, nkeys));
 		for (uint64 r = 0; r < SPI_processed; r++)
 			appendStringInfo(&detail, "%s (%s)=%s", r > 0 ? "," : "", keylist,
 							 KeyValuesText(r, nkeys));
@@ -231,10 +237,10 @@ ReportKeyViolation(List *names, const char *relname, const char *scope, bool rea
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 dupkeys > 0
-			 ? (scope ? errmsg("key (%s) of table %s is not unique within the scope", keylist, relname)
-				: errmsg("key (%s) of table %s is not unique", keylist, relname))
-			 : (scope ? errmsg("key (%s) of table %s contains NULL within the scope", keylist, relname)
-				: errmsg("key (%s) of table %s contains NULL", keylist, relname)),
+			 ? (scope ? errmsg("key (%s) of table %s is not unique within the scope%s", keylist, relname, example)
+				: errmsg("key (%s) of table %s is not unique%s", keylist, relname, example))
+			 : (scope ? errmsg("key (%s) of table %s contains NULL within the scope%s", keylist, relname, example)
+				: errmsg("key (%s) of table %s contains NULL%s", keylist, relname, example)),
 			 errdetail_internal("%s", detail.data),
 			 dupkeys > 0
 			 ? errhint("Remove the duplicates or choose columns that identify one row: a merge on a key that is not unique combines rows that are different.")
@@ -551,6 +557,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	bool	   *snull;
 	int			n;
 	int			bad = 0;
+	char	   *first = NULL;	/* the first measure that differs, for the message */
 	StringInfoData detail;
 
 	measures = MeasuresArg(fcinfo, 2);
@@ -616,6 +623,9 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 							 bad > 0 ? "\n" : "", (char *) list_nth(measures, i),
 							 NUMTEXT(tnull[i], tv[i]), NUMTEXT(snull[i], sv[i]),
 							 NUMTEXT(nulls[3], values[3]));
+			if (bad == 0)
+				first = psprintf("%s is %s in target, %s in source", (char *) list_nth(measures, i),
+								 NUMTEXT(tnull[i], tv[i]), NUMTEXT(snull[i], sv[i]));
 			bad++;
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -624,7 +634,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	if (bad > 0 && raise)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
-				 errmsg("reconciliation failed: %d of %d %s between target and source",
+				 errmsg("reconciliation failed: %s (%d of %d %s)", first,
 						bad, n, n == 1 ? "measure differs" : "measures differ"),
 				 errdetail_internal("%s", detail.data),
 				 errhint("The tolerance is %s. Find the rows behind the difference with backfill_diff before publishing.",
