@@ -1,8 +1,8 @@
 # backfill: safe backfills and replays inside PostgreSQL
 #
 #   make            build the extension (PGXS)
-#   make test       install what is missing, build, install, run every suite
-#                   against a throwaway cluster
+#   make test       install what is missing, build, install (holding /tmp/backfill-install.lock),
+#                   run every suite against a throwaway cluster
 #   make demo       the same set-up, then the demo
 #   make bench      the same set-up, then the side-by-side benchmark, and on Citus (as make
 #                   test-citus builds it; BENCH_CITUS=0 leaves it out)
@@ -99,7 +99,7 @@ bench:
 	@$(SERVER_SETUP)
 	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_bench.sh
 	@if [ -z "$(filter-out 15,$(PG))" ] && [ "$(BENCH_CITUS)" != 0 ] && scripts/pg_server.sh archive citus-13.2.2 >/dev/null 2>&1; then \
-		scripts/deps.sh --citus-build && scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
+		scripts/deps.sh --citus-build && flock $(INSTALL_LOCK) scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
 		BACKFILL_SKIP_BUILD=1 BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_bench.sh; \
 	fi
 
@@ -109,4 +109,4 @@ INSTALL_LOCK ?= /tmp/backfill-install.lock
 test-citus:
 	@$(SERVER_SETUP) && scripts/deps.sh --citus-build
 	@flock $(INSTALL_LOCK) sh -c 'scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
-		BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_tests.sh'
+		BACKFILL_INSTALL_LOCKED=1 BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_tests.sh'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/run_tests.sh: every test suite, against the cluster scripts/with_cluster.sh started.
 #
-# The layering of src/ (scripts/check_layers.py), the README's tour (demo/tour.sql) in the
+# The layering of src/ (scripts/check_layers.py), META.json and LICENSE (scripts/check_meta.py),
+# the README's tour (demo/tour.sql) in the
 # empty postgres database, pg_regress (sql/ -> expected/), isolation specs (specs/), Perl TAP
 # tests (t/, their own clusters), the demo with its checks and its chart rendered in headless
 # Chromium, then pgTAP suites (test/) through pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
@@ -18,15 +19,9 @@ mkdir -p "$OUT"
 . scripts/suites.sh
 
 echo "== layers (scripts/check_layers.py: src/ uses no layer above its own, in no cycle) =="
-scripts/check_layers.py 2>&1 | tee "$OUT/layers"
-rc=${PIPESTATUS[0]}
-record layers "$(grep -c '^layers: held: ' "$OUT/layers")" \
-	"$(grep -Ev '^layers: (held|FAIL): ' "$OUT/layers" | grep -c '^layers: ')" "$rc"
-# the check's own honesty: copies of the tree with a fault planted must each be refused
-scripts/check_layers.py --self-test 2>&1 | tee "$OUT/layers-self-test"
-rc=${PIPESTATUS[0]}
-record layers-self-test "$(grep -Ec '^self-test: .*(: refused \(|: passes$)' "$OUT/layers-self-test")" \
-	"$(grep -Ec '^self-test: .*(NOT refused|: FAILS)' "$OUT/layers-self-test")" "$rc"
+run_check layers scripts/check_layers.py
+echo "== meta (scripts/check_meta.py: META.json and LICENSE agree with backfill.control) =="
+run_check meta scripts/check_meta.py
 
 echo "== tour (demo/tour.sql: the README's tour, in the empty postgres database) =="
 scripts/check_tour.sh 2>&1 | tee "$OUT/tour"

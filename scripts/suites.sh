@@ -12,6 +12,21 @@ record() {
 	suites+=("$1"); passed[$1]=$2; failed[$1]=$bad
 }
 
+# run_check NAME SCRIPT: a checking script, as the suite NAME (its "NAME: held: " line passes,
+# each other "NAME: " line is a problem), then its --self-test, as NAME-self-test (each planted
+# fault "refused" passes, each "NOT refused" fails; the tree itself "passes" or "FAILS").
+run_check() {
+	local name=$1 script=$2 rc
+	"$script" 2>&1 | tee "$OUT/$name"
+	rc=${PIPESTATUS[0]}
+	record "$name" "$(grep -c "^$name: held: " "$OUT/$name")" \
+		"$(grep -Ev "^$name: (held|FAIL): " "$OUT/$name" | grep -c "^$name: ")" "$rc"
+	"$script" --self-test 2>&1 | tee "$OUT/$name-self-test"
+	rc=${PIPESTATUS[0]}
+	record "$name-self-test" "$(grep -Ec '^self-test: .*(: refused \(|: passes$)' "$OUT/$name-self-test")" \
+		"$(grep -Ec '^self-test: .*(NOT refused|: FAILS)' "$OUT/$name-self-test")" "$rc"
+}
+
 # Counts of a pg_regress or isolation run from its "test name ... ok" lines (15) or its
 # "ok N - name" lines (16 on).
 count_regress() {

@@ -29,6 +29,17 @@ else
 	DBUSER=$(id -un)
 fi
 
+# install_locked CMD...: CMD holding /tmp/backfill-install.lock ($INSTALL_LOCK): it writes into
+# the server's directories, which every checkout on the machine shares, so one install at a
+# time.  make test-citus holds that lock for its whole run and says so (BACKFILL_INSTALL_LOCKED).
+install_locked() {
+	if [ -n "${BACKFILL_INSTALL_LOCKED:-}" ]; then
+		"$@"
+	else
+		flock "${INSTALL_LOCK:-/tmp/backfill-install.lock}" "$@"
+	fi
+}
+
 # Build with warnings as errors, then install into the server's directories
 # (BACKFILL_SKIP_BUILD=1: use the extension as installed).
 # Objects built for another server are cleaned first: their dependency files list only the
@@ -40,12 +51,12 @@ if [ -z "${BACKFILL_SKIP_BUILD:-}" ]; then
 	fi
 	make -s COPT='-Werror' PG_CONFIG="$PG_CONFIG" >/dev/null
 	echo "$built_for" > .built-for
-	"${SUDO[@]}" make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
+	install_locked "${SUDO[@]}" make -s install PG_CONFIG="$PG_CONFIG" >/dev/null
 fi
 # a server other than Debian's: pg_cron and pgTAP, if it lacks them
 SHAREDIR=$("$PG_CONFIG" --sharedir)
 if [ ! -f "$SHAREDIR/extension/pg_cron.control" ] || [ ! -f "$SHAREDIR/extension/pgtap.control" ]; then
-	"${SUDO[@]}" scripts/pg_server.sh addons "$PG_CONFIG"
+	install_locked "${SUDO[@]}" scripts/pg_server.sh addons "$PG_CONFIG"
 fi
 
 TMP=$(mktemp -d /tmp/backfill.XXXXXX)
