@@ -3,8 +3,12 @@
 -- backfill, and the truth from the source; below it, the correction the backfill made per
 -- day.  Printed by psql -At into the file.
 --
--- Two panels share the x axis, one point per day.  The top panel starts at zero with light
--- gridlines at round values; the range of the backfill run (from backfill_runs) is shaded.
+-- Two panels share the x axis, one point per day.  The top panel's y range is the published
+-- history's (published, after the backfill, the truth), not zero-based, so that the six wrong
+-- months stand apart from the true line; the append mistake's doubled month runs off that
+-- range and is drawn along its top edge, its peak written beside it.  Light gridlines at
+-- round values; the range of the backfill run (from backfill_runs) is shaded; a day whose
+-- correction is 0 (no refunds that day) is marked and said.
 -- Elements that scripts/check_chart.py checks carry data attributes: each plot area
 -- data-plot (with data-days, the points each of its series must have), each series
 -- data-series and data-in (its plot), each legend sample data-legend.
@@ -19,17 +23,21 @@ WITH d AS (
 	FROM backfill_runs r WHERE r.target = 'public.fct_revenue' AND r.status = 'done'
 	ORDER BY r.id DESC LIMIT 1
 ), raw AS (
-	SELECT max(n) AS n, max(greatest(published, after_append, after_backfill, truth)) AS top,
+	SELECT max(n) AS n, max(greatest(published, after_backfill, truth)) AS top,
+		   min(least(published, after_backfill, truth)) AS bottom, max(after_append) AS spike,
 		   greatest(max(correction), 1) AS ctop,
 		   avg(correction / truth) FILTER (WHERE day >= (SELECT lo FROM bf) AND day < (SELECT hi FROM bf)) AS share
 	FROM d
 ), g AS (
-	-- plot areas (x from l to r; top panel t..b, correction panel t2..b2) and round tick steps
-	SELECT 90 AS l, 1110 AS r, 40 AS t, 400 AS b, 490 AS t2, 600 AS b2, n, top, ctop, share, ystep, cstep,
-		   ceil(top / ystep) * ystep AS ymax, ceil(ctop / cstep) * cstep AS cmax
+	-- plot areas (x from l to r; top panel t..b, correction panel t2..b2) and round tick steps;
+	-- the top panel spans the published history with room above it for the legend
+	SELECT 90 AS l, 1110 AS r, 40 AS t, 400 AS b, 490 AS t2, 600 AS b2, n, top, spike, ctop, share, ystep, cstep,
+		   greatest(floor((bottom - (top - bottom) * 0.6) / ystep) * ystep, 0) AS ymin,
+		   ceil((top + (top - bottom)) / ystep) * ystep AS ymax, ceil(ctop / cstep) * cstep AS cmax
 	FROM raw,
-		 LATERAL (SELECT min(f * 10 ^ floor(log(top / 6))) AS ystep FROM unnest('{1,2,2.5,5,10}'::numeric[]) f
-				  WHERE f * 10 ^ floor(log(top / 6)) >= top / 6) ys,
+		 LATERAL (SELECT greatest(top - bottom, 1) * 2.6 / 6 AS want) w,
+		 LATERAL (SELECT min(f * 10 ^ floor(log(want))) AS ystep FROM unnest('{1,2,2.5,5,10}'::numeric[]) f
+				  WHERE f * 10 ^ floor(log(want)) >= want) ys,
 		 LATERAL (SELECT min(f * 10 ^ floor(log(ctop / 3))) AS cstep FROM unnest('{1,2,2.5,5,10}'::numeric[]) f
 				  WHERE f * 10 ^ floor(log(ctop / 3)) >= ctop / 3) cs
 ), p AS (
@@ -40,11 +48,12 @@ WITH d AS (
 	SELECT s.id, s.k, s.color, s.width, s.dash, s.label,
 		   string_agg(format('%s,%s', x, round(y, 1)), ' ' ORDER BY i) AS points
 	FROM (SELECT i, x, id, k, color, width, dash, label,
-				 CASE WHEN id = 'correction' THEN g.b2 - v * (g.b2 - g.t2) / g.cmax ELSE g.b - v * (g.b - g.t) / g.ymax END AS y
+				 CASE WHEN id = 'correction' THEN g.b2 - v * (g.b2 - g.t2) / g.cmax
+					  ELSE least(greatest(g.b - (v - g.ymin) * (g.b - g.t) / (g.ymax - g.ymin), g.t), g.b) END AS y
 		  FROM p, g, LATERAL (VALUES
 			('truth', 0, '#9ecae1', 7, '', 'true revenue (from orders and refunds)', truth),
 			('published', 1, '#d62728', 2, '', 'published (version 1: refunds not taken out)', published),
-			('append', 2, '#ff7f0e', 2, '6 4', 'after the append mistake (this month re-run once more)', after_append),
+			('append', 2, '#ff7f0e', 2, '3 7', 'after the append mistake (this month re-run once more; off the scale)', after_append),
 			('backfill', 3, '#2ca02c', 2, '', 'after the backfill (backfill_plan + CALL backfill_run)', after_backfill),
 			('correction', 4, '#6a51a3', 2, '', 'published − after the backfill', correction)
 		  ) AS v(id, k, color, width, dash, label, v)) s
@@ -82,7 +91,8 @@ day) brings the six months onto the true line and leaves this month as it was.</
 -- gridlines and tick values: y in both panels, x at the first of each month
 (SELECT string_agg(format('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><text x="%s" y="%s" font-size="12" text-anchor="end">%s</text>',
 						  g.l, y, g.r, y, CASE WHEN v = 0 THEN '#888888' ELSE '#e3e3e3' END, g.l - 6, y + 4, to_char(v, 'FM999,999,990')), E'\n' ORDER BY v)
- FROM g, LATERAL (SELECT v, round(g.b - v * (g.b - g.t) / g.ymax, 1) AS y FROM generate_series(0::numeric, g.ymax, g.ystep) v) t),
+ FROM g, LATERAL (SELECT v, round(g.b - (v - g.ymin) * (g.b - g.t) / (g.ymax - g.ymin), 1) AS y
+				  FROM generate_series(g.ymin, g.ymax, g.ystep) v) t),
 E'\n',
 (SELECT string_agg(format('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s"/><text x="%s" y="%s" font-size="11" text-anchor="end">%s</text>',
 						  g.l, y, g.r, y, CASE WHEN v = 0 THEN '#888888' ELSE '#e3e3e3' END, g.l - 6, y + 4, to_char(v, 'FM999,999,990')), E'\n' ORDER BY v)
@@ -112,16 +122,23 @@ E'\n',
 				   E'\n' ORDER BY k) FROM s),
 -- notes on the lines: what the append did, what the backfill corrected, where a line hides
 (SELECT format('
-<text x="%s" y="%s" font-size="13" text-anchor="end" fill="#c25400">append re-run: this month counted twice</text>
+<text x="%s" y="%s" font-size="13" text-anchor="end" fill="#c25400">▲ append re-run: this month counted twice, up to %s a day, off the scale</text>
 <text x="%s" y="%s" font-size="13" text-anchor="middle" fill="#b01c1d">published: refunds not taken out, %s%% too high on average</text>
 <text x="%s" y="%s" font-size="13" text-anchor="middle" fill="#1f7a1f">after the backfill = truth (the green line runs inside the blue band)</text>
 <text x="%s" y="%s" font-size="12" text-anchor="end" fill="#54278f">0: this month was already right</text>
 ',
-			   g.r - 4, round(g.b - g.top * (g.b - g.t) / g.ymax - 10, 1),
-			   round((b.x0 + b.x1) / 2, 1), round(g.b - (SELECT max(published) FROM d) * (g.b - g.t) / g.ymax - 12, 1), round(g.share * 100, 1),
-			   round((b.x0 + b.x1) / 2, 1), round(g.b - (SELECT min(truth) FROM d) * (g.b - g.t) / g.ymax + 26, 1),
+			   g.r - 4, g.t + 20, to_char(g.spike, 'FM999,999,990'),
+			   round((b.x0 + b.x1) / 2, 1), round(g.b - ((SELECT max(published) FROM d) - g.ymin) * (g.b - g.t) / (g.ymax - g.ymin) - 12, 1), round(g.share * 100, 1),
+			   round((b.x0 + b.x1) / 2, 1), round(g.b - ((SELECT min(truth) FROM d) - g.ymin) * (g.b - g.t) / (g.ymax - g.ymin) + 26, 1),
 			   g.r - 4, g.b2 - 8)
  FROM g, band b),
+-- the axis of the top panel does not start at zero: said where the eye starts
+(SELECT format('<text x="%s" y="%s" font-size="11" fill="#666666">axis from %s, not 0</text>', g.l + 6, g.b - 6, to_char(g.ymin, 'FM999,999,990'))
+ FROM g WHERE g.ymin > 0),
+-- a day of the backfilled range whose correction is 0: marked on the axis, said below it
+(SELECT string_agg(format('<circle cx="%s" cy="%s" r="4" fill="none" stroke="#54278f" stroke-width="1.5"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#54278f"/><text x="%s" y="%s" font-size="12" fill="#54278f">%s: 0, no order of that day was refunded, so the backfill rewrote it identically</text>',
+						  p.x, g.b2, p.x, g.b2 + 4, p.x, g.b2 + 22, p.x + 4, g.b2 + 34, to_char(p.day, 'FMDD Mon')), E'\n' ORDER BY p.day)
+ FROM p, g, bf WHERE p.correction = 0 AND p.day >= bf.lo AND p.day < bf.hi),
 -- the legend, each sample drawn as its series is (width and dashes)
 (SELECT format('<rect x="%s" y="%s" width="430" height="%s" fill="#ffffff" fill-opacity="0.92" stroke="#cccccc"/>', g.l + 10, g.t + 8, 4 * 20 + 10) FROM g),
 (SELECT string_agg(format('<line data-legend="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="%s"%s/><text x="%s" y="%s" font-size="13">%s</text>',
