@@ -8,7 +8,7 @@
 -- table and key column names in every function.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(133);
+SELECT plan(137);
 
 CREATE TABLE bi (id int, v text, d date, r numeric(10,2), j json, code text);
 INSERT INTO bi SELECT g, 'v' || g, date '2026-03-01' + g, g * 1.5, json_build_object('g', g), (g * 7)::text
@@ -55,6 +55,22 @@ BEGIN
 		format('wanted %s: %s', state_re, msg_re),
 		CASE WHEN after <> (SELECT b.s FROM baseline b) THEN 'and the state changed' END));
 END $$;
+
+-- ============================================================ arrays sized by the caller
+-- bounded by what one query can hold, refused at once; repeated names found in n log n
+SELECT pg_temp.refuses(format('SELECT * FROM backfill_diff(%L, %L, %L)', 'TABLE bi', 'TABLE bi',
+		(SELECT array_agg('k' || g) FROM generate_series(1, 200000) g)),
+	'54000', '^key may hold at most 1664 column names, not 200000$',
+	'diff: 200,000 key names are refused before any is compared with another');
+SELECT pg_temp.refuses(format('SELECT * FROM backfill_merge(%L, %L, %L)', 'bi', 'TABLE bi',
+		(SELECT array_agg('k' || g) FROM generate_series(1, 5000) g)),
+	'54000', '^key may hold at most 1664 column names, not 5000$', 'merge: 5,000 key names');
+SELECT pg_temp.refuses(format('SELECT * FROM backfill_reconcile(%L, %L, %L)', 'TABLE bi', 'TABLE bi',
+		(SELECT array_agg('count(*)'::text) FROM generate_series(1, 100000) g)),
+	'54000', '^measures may hold at most 1664 expressions, not 100000$', 'reconcile: 100,000 measures');
+SELECT pg_temp.refuses(format('SELECT backfill_assert_unique(%L, %L)', 'bi',
+		(SELECT array_agg('k' || g ORDER BY g) || ARRAY['k1'] FROM generate_series(1, 1663) g)),
+	'42701', '^key names column "k1" more than once$', 'assert_unique: the last of 1,664 names repeats the first');
 
 -- ============================================================ backfill_fingerprint(rel, scope)
 SELECT pg_temp.refuses($$SELECT backfill_fingerprint(NULL)$$, '22004', '^rel must not be NULL$', 'fingerprint: rel NULL');

@@ -26,6 +26,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parser.h"
 #include "parser/scanner.h"
@@ -40,6 +41,7 @@
 #include "utils/plancache.h"
 #include "utils/resowner.h"
 #include "utils/varlena.h"
+#include "access/htup_details.h"
 #include "access/xact.h"
 
 #include "base/spi_util.h"
@@ -382,8 +384,47 @@ BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params, bool read_only,
 }
 
 /*
+ * An array argument of n elements holds at most max of them: what each is
+ * becomes part of one query, whose target list or columns are bounded anyway,
+ * and a larger array would only be a long wait before the same error.
+ */
+void
+BackfillCheckArrayLength(int n, int max, const char *argname, const char *what)
+{
+	if (n > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s may hold at most %d %s, not %d", argname, max, what, n)));
+}
+
+static int
+CompareNames(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/*
+ * A name that appears more than once among names[0..n-1], or NULL: found by
+ * sorting a copy, so n log n whatever the input.
+ */
+const char *
+BackfillRepeatedName(const char *const *names, int n)
+{
+	const char **sorted = palloc(sizeof(char *) * Max(n, 1));
+	const char *repeated = NULL;
+
+	memcpy(sorted, names, sizeof(char *) * n);
+	qsort(sorted, n, sizeof(char *), CompareNames);
+	for (int i = 1; i < n && repeated == NULL; i++)
+		if (strcmp(sorted[i - 1], sorted[i]) == 0)
+			repeated = sorted[i];
+	pfree(sorted);
+	return repeated;
+}
+
+/*
  * A text[] naming columns, as a List of C strings: not empty, no NULL, no
- * name twice.
+ * name twice, at most as many as a table has columns.
  */
 List *
 BackfillColumnList(ArrayType *arr, const char *argname)
@@ -392,6 +433,8 @@ BackfillColumnList(ArrayType *arr, const char *argname)
 	bool	   *nulls;
 	int			n;
 	List	   *result = NIL;
+	const char **names;
+	const char *repeated;
 
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
@@ -402,12 +445,14 @@ BackfillColumnList(ArrayType *arr, const char *argname)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must name at least one column", argname)));
+	BackfillCheckArrayLength(n, MaxTupleAttributeNumber, argname, "column names");
 
+	names = palloc(sizeof(char *) * n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name;
-		ListCell   *lc;
 
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -418,15 +463,14 @@ BackfillColumnList(ArrayType *arr, const char *argname)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s must not contain an empty column name", argname)));
-		foreach(lc, result)
-		{
-			if (strcmp((char *) lfirst(lc), name) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("%s names column \"%s\" more than once", argname, name)));
-		}
+		names[i] = name;
 		result = lappend(result, name);
 	}
+	repeated = BackfillRepeatedName(names, n);
+	if (repeated)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_COLUMN),
+				 errmsg("%s names column \"%s\" more than once", argname, repeated)));
 	return result;
 }
 

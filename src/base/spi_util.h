@@ -30,6 +30,8 @@ extern TupleDesc BackfillPlanResultDesc(SPIPlanPtr plan);
 extern double BackfillPlanRows(SPIPlanPtr plan, double min);
 extern uint64 BackfillRunToDest(SPIPlanPtr plan, ParamListInfo params,
 								bool read_only, DestReceiver *dest);
+extern void BackfillCheckArrayLength(int n, int max, const char *argname, const char *what);
+extern const char *BackfillRepeatedName(const char *const *names, int n);
 extern List *BackfillColumnList(ArrayType *arr, const char *argname);
 extern char *BackfillColumnListText(List *names);
 extern char *BackfillQualifiedName(Oid relid);

@@ -24,6 +24,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -160,6 +161,7 @@ ReconcileOption(const char *jtype, const char *shown)
 		elog(ERROR, "could not read options.reconcile");
 	m = SPI_processed;
 	et = SPI_tuptable;
+	BackfillCheckArrayLength(m > INT_MAX ? INT_MAX : (int) m, MaxTupleAttributeNumber, "options.reconcile", "measures");
 	for (uint64 j = 0; j < m; j++)
 	{
 		char	   *mt = SPI_getvalue(et->vals[j], et->tupdesc, 1);
@@ -169,6 +171,7 @@ ReconcileOption(const char *jtype, const char *shown)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("options.reconcile must hold strings, not %s", mv ? mv : "null")));
+		CHECK_FOR_INTERRUPTS();
 		measures = lappend(measures, BackfillCheckExpr(mv, "options.reconcile"));
 	}
 	return measures;

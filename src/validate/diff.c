@@ -552,15 +552,19 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
 
 	/* names must be unique for columns to be matched by name */
-	for (int c = 0; c < desc->natts; c++)
-		for (int d = c + 1; d < desc->natts; d++)
-			if (strcmp(NameStr(TupleDescAttr(desc, c)->attname),
-					   NameStr(TupleDescAttr(desc, d)->attname)) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_DUPLICATE_COLUMN),
-						 errmsg("query %s returns column \"%s\" more than once", name,
-								NameStr(TupleDescAttr(desc, c)->attname)),
-						 errhint("Give the columns distinct names with AS: they are matched by name.")));
+	{
+		const char **names = palloc(sizeof(char *) * Max(desc->natts, 1));
+		const char *repeated;
+
+		for (int c = 0; c < desc->natts; c++)
+			names[c] = NameStr(TupleDescAttr(desc, c)->attname);
+		repeated = BackfillRepeatedName(names, desc->natts);
+		if (repeated)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("query %s returns column \"%s\" more than once", name, repeated),
+					 errhint("Give the columns distinct names with AS: they are matched by name.")));
+	}
 
 	side->nkeys = list_length(keys);
 	side->keyidx = palloc(sizeof(int) * side->nkeys);

@@ -30,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parse_coerce.h"
 #include "optimizer/clauses.h"
@@ -520,8 +521,10 @@ MeasuresArg(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("measures must hold at least one aggregate expression")));
+	BackfillCheckArrayLength(n, MaxTupleAttributeNumber, "measures", "expressions");
 	for (int i = 0; i < n; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
