@@ -101,12 +101,24 @@ typedef struct TaskOutcome
 #define GIVE_WAY_RETRIES 10
 
 
+/* A task's partition that is no longer the one the run planned is not written. */
+static void
+RefuseChangedPartition(BackfillRun *run, BackfillTask *task, Oid relid)
+{
+	char	   *why = BackfillPartitionChanged(relid, run->targetoid, task->range_from, task->range_to);
+
+	if (why)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("table %s is not the partition the run planned: %s", task->partition, why),
+				 errhint("Cancel the run and plan a new one over the partitions as they are now.")));
+}
+
 /* The relation a task writes: its partition, or the plain table. */
 static Oid
 TaskRelation(BackfillRun *run, BackfillTask *task)
 {
 	Oid			relid;
-	char	   *why;
 
 	if (task->partition == NULL)
 		return run->targetoid;
@@ -119,16 +131,12 @@ TaskRelation(BackfillRun *run, BackfillTask *task)
 	/*
 	 * A table of that name that is not the planned partition is not written.
 	 * A merge locks the partition first, as backfill_merge will, so that it
-	 * cannot be detached between this check and the write.
+	 * cannot be detached between this check and the write; an 'auto' task
+	 * that writes in place checks again once it holds the lock (WorkTask).
 	 */
 	if (strcmp(run->strategy, "merge") == 0)
 		LockRelationOid(relid, ShareRowExclusiveLock);
-	why = BackfillPartitionChanged(relid, run->targetoid, task->range_from, task->range_to);
-	if (why)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table %s is not the partition the run planned: %s", task->partition, why),
-				 errhint("Cancel the run and plan a new one over the partitions as they are now.")));
+	RefuseChangedPartition(run, task, relid);
 	return relid;
 }
 
@@ -473,6 +481,12 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
 
 	BackfillLogWhy = why;
+	/* in place, the partition is written as it is once locked: checked again under the lock */
+	if (in_place)
+	{
+		LockRelationOid(relid, ShareRowExclusiveLock);
+		RefuseChangedPartition(run, task, relid);
+	}
 	if (in_place && run->key == NIL)
 		rc = -2;
 	else if (task->partition && !in_place && strcmp(run->strategy, "merge") != 0)
