@@ -13,8 +13,9 @@
 #
 # Against Debian's PostgreSQL 15 by default.  PG=18 (any major version with a source
 # archive pinned in scripts/sources.txt) builds that server once into a cache directory outside the
-# repository, with pg_cron and pgTAP (scripts/pg_server.sh), and uses it; PG_CONFIG=...
-# uses another installed server (pg_cron and pgTAP are added to it if missing).
+# repository, with pg_cron and pgTAP (scripts/pg_server.sh), and uses it; PG=17 runs the same
+# inside a Debian 13 root with its PostgreSQL 17 packages (scripts/debian_root.sh, as root);
+# PG_CONFIG=... uses another installed server (pg_cron and pgTAP are added to it if missing).
 
 EXTENSION = backfill
 DATA = backfill--1.0.sql
@@ -63,14 +64,23 @@ REGRESS_OUTDIR ?= .
 # rebuild objects when a header they include changes
 override autodepend = yes
 
+ifeq ($(PG),17)
+# PostgreSQL 17: Debian 13's own packages, in a Debian 13 root made once into the cache
+# (scripts/debian_root.sh); the build, the install and every suite run inside a throwaway
+# overlay of it, from a copy of the checkout
+SERVER_SETUP = scripts/deps.sh --debian-root && scripts/debian_root.sh build >/dev/null
+IN_SERVER = scripts/debian_root.sh run env PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config
+else
 ifneq ($(filter-out 15,$(PG)),)
 PG_CONFIG := $(shell scripts/pg_server.sh path $(PG))
 ifeq ($(PG_CONFIG),)
-$(error PG=$(PG): no such server can be built here (scripts/sources.txt pins the archives))
+$(error PG=$(PG): no such server can be built here (scripts/sources.txt pins the archives; 17 comes from Debian 13's packages))
 endif
 SERVER_SETUP = scripts/deps.sh --server-build && scripts/pg_server.sh build $(PG) >/dev/null
 else
-SERVER_SETUP = scripts/deps.sh
+SERVER_SETUP = PG_CONFIG=$(PG_CONFIG) scripts/deps.sh
+endif
+IN_SERVER = env PG_CONFIG=$(PG_CONFIG)
 endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
@@ -89,15 +99,15 @@ deps:
 
 test:
 	@$(SERVER_SETUP)
-	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_tests.sh
+	@$(IN_SERVER) scripts/with_cluster.sh scripts/run_tests.sh
 
 demo:
 	@$(SERVER_SETUP)
-	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_demo.sh
+	@$(IN_SERVER) scripts/with_cluster.sh scripts/run_demo.sh
 
 bench:
 	@$(SERVER_SETUP)
-	@PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_bench.sh
+	@$(IN_SERVER) scripts/with_cluster.sh scripts/run_bench.sh
 	@if [ -z "$(filter-out 15,$(PG))" ] && [ "$(BENCH_CITUS)" != 0 ] && scripts/pg_server.sh archive citus-13.2.2 >/dev/null 2>&1; then \
 		scripts/deps.sh --citus-build && flock $(INSTALL_LOCK) scripts/citus_server.sh build $(PG_CONFIG) >/dev/null && \
 		BACKFILL_SKIP_BUILD=1 BACKFILL_CITUS=1 PG_CONFIG=$(PG_CONFIG) scripts/with_cluster.sh scripts/run_citus_bench.sh; \

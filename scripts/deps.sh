@@ -6,8 +6,15 @@
 # (scripts/pg_server.sh, for `make test PG=18`).
 # --citus-build: also what building Citus from source needs (scripts/citus_server.sh, for
 # `make test-citus`).
+# --debian-root: only what making a Debian 13 root needs (scripts/debian_root.sh, for
+# `make test PG=17`): the suites' own packages go into that root, not onto this machine.
+# --print: print the packages that would be checked, install nothing.
+#
+# The server's packages are those of the major version of $PG_CONFIG when it runs (a server
+# installed from another Debian suite, say), else Debian 12's 15.
 set -euo pipefail
 
+PGVER=${PGVER:-$( { "${PG_CONFIG:-pg_config}" --version 2>/dev/null || true; } | sed -nE 's/^PostgreSQL ([0-9]+).*/\1/p')}
 PGVER=${PGVER:-15}
 packages=(
 	"postgresql-$PGVER"
@@ -27,6 +34,13 @@ if [ "${1:-}" = --server-build ]; then
 fi
 if [ "${1:-}" = --citus-build ]; then
 	packages+=(libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev libssl-dev)
+fi
+if [ "${1:-}" = --debian-root ]; then
+	packages=(debootstrap debian-archive-keyring curl)
+fi
+if [ "${1:-}" = --print ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
 fi
 
 missing=()

@@ -2,7 +2,7 @@
 # scripts/run_tests.sh: every test suite, against the cluster scripts/with_cluster.sh started.
 #
 # The layering of src/ (scripts/check_layers.py), META.json and LICENSE (scripts/check_meta.py),
-# the README's tour (demo/tour.sql) in the
+# the set-up scripts (scripts/check_setup.sh), the README's tour (demo/tour.sql) in the
 # empty postgres database, pg_regress (sql/ -> expected/), isolation specs (specs/), Perl TAP
 # tests (t/, their own clusters), the demo with its checks and its chart rendered in headless
 # Chromium, then pgTAP suites (test/) through pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
@@ -22,6 +22,11 @@ echo "== layers (scripts/check_layers.py: src/ uses no layer above its own, in n
 run_check layers scripts/check_layers.py
 echo "== meta (scripts/check_meta.py: META.json and LICENSE agree with backfill.control) =="
 run_check meta scripts/check_meta.py
+
+echo "== setup (scripts/check_setup.sh: the set-up scripts on machines unlike this one) =="
+scripts/check_setup.sh 2>&1 | tee "$OUT/setup"
+rc=${PIPESTATUS[0]}
+record setup "$(grep -c '^setup: held: ' "$OUT/setup")" "$(grep -c '^setup: FAIL' "$OUT/setup")" "$rc"
 
 echo "== tour (demo/tour.sql: the README's tour, in the empty postgres database) =="
 scripts/check_tour.sh 2>&1 | tee "$OUT/tour"

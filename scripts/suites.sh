@@ -37,12 +37,19 @@ count_regress() {
 }
 
 # Counts of a TAP::Harness run (prove, pg_prove) from its summary: Tests=N and the failed
-# subtests; a test file that died counts as one failure more.
+# subtests; a test file that died counts as one failure more, once however many lines of the
+# summary report say so (its exit status, a bad plan, no subtests), and not at all when its
+# failed subtests are counted already.
 count_tap() {
 	local log=$1 suite=$2 rc=$3 total bad died
 	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$log" | tail -n 1)
 	bad=$(sed -n 's/.*Failed \([0-9]*\)\/[0-9]* subtests.*/\1/p' "$log" | awk '{s += $1} END {print s + 0}')
-	died=$(grep -Ec 'Non-zero (exit|wait) status|Parse errors|Bad plan|No subtests run' "$log")
+	died=$(awk '/^Test Summary Report/ { on = 1; next }
+		on && /^[^ \t]/ { if (f != "" && dead && !failed) n++; f = $1; dead = 0; failed = 0;
+			if ($0 ~ /Failed: [1-9]/) failed = 1 }
+		on && /Non-zero (exit|wait) status|Parse errors|Bad plan|No subtests run/ { dead = 1 }
+		on && /^Files=/ { on = 0 }
+		END { if (f != "" && dead && !failed) n++; print n + 0 }' "$log")
 	record "$suite" "$(( ${total:-0} - bad ))" "$(( bad + died ))" "$rc"
 }
 
