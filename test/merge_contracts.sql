@@ -9,7 +9,7 @@
 -- quoting work; the log row agrees with the result; a nearly unique key is refused.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(57);
+SELECT plan(63);
 
 -- fp(rel, scope): the scope's fingerprint as text
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
@@ -196,6 +196,26 @@ SELECT throws_ok($$SELECT * FROM backfill_merge('nu', 'SELECT 1 AS id, 1 AS v', 
 -- a scope that excludes the duplicate proves the key within it
 CREATE TEMP TABLE r13 AS SELECT * FROM backfill_merge('nu', 'SELECT id, -id AS v FROM generate_series(1, 10) id', ARRAY['id'], 'id <= 10');
 SELECT is((SELECT row(inserted, updated, deleted, unchanged)::text FROM r13), '(0,10,0,0)', 'nearly unique: within a scope free of the duplicate the merge works');
+
+-- ============================================================ keys and scopes as they are stored
+-- the source's values are held to the key and the scope as the target's columns store them
+CREATE TABLE st_num (k numeric(5,0), v int);
+INSERT INTO st_num VALUES (10, 1), (20, 2);
+SELECT throws_ok($$SELECT * FROM backfill_merge('st_num', 'SELECT * FROM (VALUES (9.6, 5), (10, 6)) s(k, v)', ARRAY['k'])$$,
+	'23505', '1 key value appears more than once in the source',
+	'numeric(5,0): source keys 9.6 and 10 are one stored key, refused');
+SELECT is((SELECT string_agg(format('%s:%s', k, v), ',' ORDER BY k) FROM st_num), '10:1,20:2', 'numeric(5,0): and nothing was written');
+SELECT is((SELECT row(inserted, updated, deleted)::text FROM backfill_merge('st_num', 'SELECT * FROM (VALUES (9.6, 5)) s(k, v)', ARRAY['k'])),
+	'(0,1,0)', 'numeric(5,0): a source key of 9.6 matches the stored 10 and updates it');
+SELECT is((SELECT string_agg(format('%s:%s', k, v), ',' ORDER BY k) FROM st_num), '10:5,20:2',
+	'numeric(5,0): one row of key 10, no duplicate left behind');
+CREATE TABLE st_ts (k timestamp(0), v int);
+SELECT throws_ok($$SELECT * FROM backfill_merge('st_ts', $q$SELECT * FROM (VALUES (timestamp '2026-03-01 12:00:00.4', 1), (timestamp '2026-03-01 12:00:00', 2)) s(k, v)$q$, ARRAY['k'])$$,
+	'23505', '1 key value appears more than once in the source',
+	'timestamp(0): source keys 12:00:00.4 and 12:00:00 are one stored key, refused');
+SELECT throws_ok($$SELECT * FROM backfill_merge('st_num', 'SELECT * FROM (VALUES (9.6, 7)) s(k, v)', ARRAY['k'], scope => 'k < 10')$$,
+	'23514', '1 source row lies outside the scope',
+	'numeric(5,0): a source row of 9.6 is stored as 10, outside the scope k < 10, refused');
 
 SELECT * FROM finish();
 ROLLBACK;

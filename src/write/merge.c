@@ -178,6 +178,31 @@ RadixSort(uint64 *a, uint64 n)
 	pfree(count);
 }
 
+/*
+ * A source column's value as a column of type ttype(ttypmod) stores it: cast
+ * when the types or typmods differ (numeric(5,0) rounds 9.6 to 10,
+ * timestamp(0) rounds 12:00:00.4 to 12:00:00), which an explicit cast does as
+ * the insert's assignment would.  Not for character and bit strings, whose
+ * explicit cast truncates where assignment refuses: their values are stored
+ * as they are, or the write fails.
+ */
+static char *
+StoredValue(const char *col, Form_pg_attribute sa, Oid ttype, int32 ttypmod)
+{
+	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
+		return (char *) col;
+	switch (getBaseType(ttype))
+	{
+		case BPCHAROID:
+		case VARCHAROID:
+		case BITOID:
+		case VARBITOID:
+			return (char *) col;
+		default:
+			return psprintf("CAST(%s AS %s)", col, format_type_with_typemod(ttype, ttypmod));
+	}
+}
+
 /* Is equality of type (under collation) the equality of its bytes? */
 static bool
 EqualityIsIdentity(Oid type, Oid collation)
@@ -258,7 +283,9 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 			ss->keyidx[k++] = i;
 			get_atttypetypmodcoll(target, get_attnum(target, NameStr(TupleDescAttr(src, i)->attname)),
 								  &type, &typmod, &coll);
-			ss->hashable &= EqualityIsIdentity(type, coll);
+			/* the source's own values hash as stored only when they are stored as they are */
+			ss->hashable &= EqualityIsIdentity(type, coll) && TupleDescAttr(src, i)->atttypid == type &&
+				(typmod < 0 || TupleDescAttr(src, i)->atttypmod == typmod);
 		}
 	ss->nkeys = k;
 	if (ss->hashable)
@@ -290,12 +317,14 @@ ReadSource(SourceScan *ss, SPIPlanPtr plan, Snapshot snap, TupleDesc src, bool *
 }
 
 /*
- * The source's key guards: no NULL key, no key twice (raise if so).  Reads
- * the source once on snap; returns its rows.
+ * The source's key guards: no NULL key, no key twice as stored (raise if
+ * so).  Reads the source once on snap; returns its rows.  stored is the
+ * source with each column as the target stores it.
  */
 static int64
-CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snapshot snap,
-				const char *keylist, const char *scols, const char *srcq, const char *nullcond)
+CheckSourceKeys(const char *source, const char *stored, TupleDesc src, bool *iskey, Oid relid,
+				Snapshot snap, const char *keylist, const char *scols, const char *srcq,
+				const char *nullcond)
 {
 	SourceScan	ss;
 	SPIPlanPtr	plan = BackfillPrepare(source, 0, NULL, "source");
@@ -314,8 +343,8 @@ CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snaps
 				 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
 	/* a repeated key word, or keys whose equality is not their bytes: ask the key types */
 	n = (ss.suspects > 0 || !ss.hashable)
-		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM (\n%s\n) AS s GROUP BY %s"
-							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", source, keylist), snap)
+		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s AS s GROUP BY %s"
+							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", stored, keylist), snap)
 		: 0;
 	if (n > 0)
 		ereport(ERROR,
@@ -323,8 +352,8 @@ CheckSourceKeys(const char *source, TupleDesc src, bool *iskey, Oid relid, Snaps
 				 errmsg_plural("%lld key value appears more than once in the source",
 							   "%lld key values appear more than once in the source", n, (long long) n),
 				 errdetail("Key (%s), for example: %s.", keylist,
-						   Samples(psprintf("SELECT %s FROM (\n%s\n) AS s GROUP BY %s HAVING pg_catalog.count(*)"
-											" OPERATOR(pg_catalog.>) 1", keylist, source, keylist), snap)),
+						   Samples(psprintf("SELECT %s FROM %s AS s GROUP BY %s HAVING pg_catalog.count(*)"
+											" OPERATOR(pg_catalog.>) 1", keylist, stored, keylist), snap)),
 				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
 	return (int64) ss.rows;
 }
@@ -353,7 +382,9 @@ typedef struct MergeSql
 	StringInfoData cols;		/* c, ... */
 	StringInfoData scols;		/* s.c, ... (source column i is s.bfs_i) */
 	StringInfoData renamed;		/* c AS bfs_1, ... */
+	StringInfoData stored;		/* c AS c, ...: each as the target stores it */
 	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM (source) src) */
+	char	   *storedq;		/* (SELECT c AS c, ... FROM (source) src) */
 } MergeSql;
 
 /*
@@ -464,9 +495,14 @@ MergeAddColumn(MergeSql *m, int i)
 
 	/*
 	 * The source's columns are renamed bfs_<n> where it meets the target, so
-	 * the scope's column names can only mean the target's.
+	 * the scope's column names can only mean the target's; and each is the
+	 * value the target will store, so that keys are matched, proven unique
+	 * and held to the scope as they will be stored.
 	 */
-	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "", col, i + 1);
+	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "",
+					 StoredValue(col, sa, ttype, ttypmod), i + 1);
+	appendStringInfo(&m->stored, "%s%s AS %s", m->stored.len ? ", " : "",
+					 StoredValue(col, sa, ttype, ttypmod), col);
 	appendStringInfo(&m->cols, "%s%s", m->cols.len ? ", " : "", col);
 	appendStringInfo(&m->scols, "%ss.bfs_%d", m->scols.len ? ", " : "", i + 1);
 	if (m->iskey[i])
@@ -515,15 +551,15 @@ MergeGuards(MergeSql *m, Snapshot snap)
 	 * would not do for the source: two source rows with one key that match
 	 * an unchanged row make MERGE skip both without a word.)
 	 */
-	srcrows = CheckSourceKeys(m->source, m->src, m->iskey, m->relid, snap, m->keylist,
+	srcrows = CheckSourceKeys(m->source, m->storedq, m->src, m->iskey, m->relid, snap, m->keylist,
 							  m->scols.data, m->srcq, m->nullcond.data);
 	(void) BackfillAssertUnique(m->relid, m->keys, m->attnums, m->scope, false, false);
 	if (m->scope == NULL)
 		return srcrows;
 
 	{
-		char	   *outside = psprintf("SELECT %s FROM (\n%s\n) AS s WHERE NOT COALESCE(((\n%s\n)), false)",
-									   m->keylist, m->source, m->scope);
+		char	   *outside = psprintf("SELECT %s FROM %s AS s WHERE NOT COALESCE(((\n%s\n)), false)",
+									   m->keylist, m->storedq, m->scope);
 
 		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap);
 		if (n > 0)
@@ -689,9 +725,11 @@ MergeBuildSql(MergeSql *m)
 	initStringInfo(&m->cols);
 	initStringInfo(&m->scols);
 	initStringInfo(&m->renamed);
+	initStringInfo(&m->stored);
 	for (int i = 0; i < m->src->natts; i++)
 		MergeAddColumn(m, i);
 	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
+	m->storedq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->stored.data, m->source);
 }
 
 PG_FUNCTION_INFO_V1(backfill_merge);
