@@ -180,3 +180,17 @@ CALL backfill_run(:run8);
 RESET client_min_messages;
 SELECT task, status, split_part(error, ' (Measures', 1) AS error, r->>'measure' AS measure, r->>'ok' AS ok
 FROM backfill_tasks, jsonb_array_elements(reconcile) r WHERE run_id = :run8 ORDER BY task, 4;
+
+-- A chunked run holds the source's rows to their window as the column stores them: in a
+-- timestamp(0) column 23:59:59.7 is the next day, whose task would delete it.
+CREATE TABLE rn_ts (id int, at timestamp(0), v int);
+INSERT INTO rn_ts VALUES (1, '2026-03-01 10:00', 1), (2, '2026-03-02 00:00:00', 2);
+SELECT backfill_plan('rn_ts', '2026-03-01', '2026-03-03',
+	$$SELECT * FROM (VALUES (1, timestamp '2026-03-01 10:00', 10), (2, timestamp '2026-03-01 23:59:59.7', 20)) s(id, at, v)
+	  WHERE at >= $1 AND at < $2$$,
+	options => '{"window_column": "at", "chunk": "1 day"}') AS run9 \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run9);
+\echo :LAST_ERROR_SQLSTATE
+RESET client_min_messages;
+SELECT id, at, v FROM rn_ts ORDER BY id;

@@ -212,13 +212,37 @@ SourceColumns(const char *bound)
 	return buf.data;
 }
 
-/* Refuse a source with rows outside the window of task (bound: the source, bound to it). */
+/*
+ * The window of a task on the source's rows as the target will store them
+ * (a timestamp(0) column stores 23:59:59.7 as the next day's 00:00:00): the
+ * source's window column cast to the target column's type and typmod.
+ */
+static char *
+StoredWindowScope(BackfillRun *run, BackfillTask *task)
+{
+	Oid			type;
+	int32		typmod;
+	Oid			coll;
+	char	   *col;
+
+	get_atttypetypmodcoll(run->targetoid, get_attnum(run->targetoid, run->window_column), &type, &typmod, &coll);
+	col = psprintf("CAST(s.%s AS %s)", quote_identifier(run->window_column), format_type_with_typemod(type, typmod));
+	return psprintf("%s OPERATOR(pg_catalog.>=) CAST(%s AS %s) AND %s OPERATOR(pg_catalog.<) CAST(%s AS %s)",
+					col, quote_literal_cstr(task->range_from), run->window_type,
+					col, quote_literal_cstr(task->range_to), run->window_type);
+}
+
+/*
+ * Refuse a source with rows outside the window of task, as they will be
+ * stored (bound: the source, bound to it): a row stored in the next window
+ * would be deleted by the next task, whose source does not give it.
+ */
 static void
 RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
 {
 	int64		outside = pg_strtoint64(BackfillQueryTextArgs(psprintf("SELECT pg_catalog.count(*) FROM (\n%s\n) AS s"
 																	   " WHERE NOT COALESCE(%s, false)",
-																	   bound, TaskScope(run, task, "s")),
+																	   bound, StoredWindowScope(run, task)),
 															 0, NULL, NULL));
 
 	if (outside > 0)
@@ -227,7 +251,8 @@ RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
 				 errmsg_plural("%lld source row lies outside the window [%s, %s) of task %d",
 							   "%lld source rows lie outside the window [%s, %s) of task %d",
 							   outside, (long long) outside, task->range_from, task->range_to, task->task),
-				 errhint("Filter the source on $1 and $2, the bounds of each task's window.")));
+				 errdetail("Rows are held to the window as %s stores them.", run->target),
+				 errhint("Filter the source on $1 and $2, the bounds of each task's window, as the column stores its values (round or truncate them to its precision first).")));
 }
 
 /*
