@@ -54,8 +54,9 @@ INSERT INTO mg_lines SELECT g, 1, g FROM generate_series(1, 1000) g;
 INSERT INTO mg_lines VALUES (500, 2, 1);
 SELECT * FROM backfill_merge('mg_lines', $$SELECT 1::bigint AS order_id, 7::numeric AS amount$$, ARRAY['order_id']);
 SELECT count(*) AS still_1001 FROM mg_lines;
--- Under REPEATABLE READ the snapshot predates the lock: only a unique index can stop a
--- key committed in between, so without one the merge is refused.
+-- Under REPEATABLE READ the snapshot predates the lock: what was committed in between would
+-- be invisible to the guards, the deletes and the record, so the merge is refused, with or
+-- without a unique index on the key.
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT * FROM backfill_merge('mg_lines', $$SELECT 2000::bigint AS order_id, 1 AS line$$, ARRAY['order_id']);
 ROLLBACK;

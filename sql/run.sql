@@ -194,3 +194,19 @@ CALL backfill_run(:run9);
 \echo :LAST_ERROR_SQLSTATE
 RESET client_min_messages;
 SELECT id, at, v FROM rn_ts ORDER BY id;
+
+-- Each task runs at READ COMMITTED whatever default_transaction_isolation says, so that it
+-- sees the rows as they are once it holds its locks: the source records the level it ran at.
+CREATE TABLE rn_iso (id int, day date, iso text) PARTITION BY RANGE (day);
+CREATE TABLE rn_iso_0301 PARTITION OF rn_iso FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+CREATE TABLE rn_iso_0302 PARTITION OF rn_iso FOR VALUES FROM ('2026-03-02') TO ('2026-03-03');
+INSERT INTO rn_iso VALUES (1, '2026-03-01', 'old'), (2, '2026-03-02', 'old');
+SELECT backfill_plan('rn_iso', '2026-03-01', '2026-03-03',
+	$$SELECT id, day, current_setting('transaction_isolation') AS iso FROM rn_iso
+	  WHERE day >= $1 AND day < $2$$, strategy => 'auto') AS run10 \gset
+SET default_transaction_isolation = 'repeatable read';
+SET client_min_messages = warning;
+CALL backfill_run(:run10);
+RESET client_min_messages;
+RESET default_transaction_isolation;
+SELECT id, day, iso FROM rn_iso ORDER BY id;

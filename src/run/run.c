@@ -101,6 +101,22 @@ typedef struct TaskOutcome
 #define GIVE_WAY_RETRIES 10
 
 
+/*
+ * Commit what a step did, and start the next transaction at READ COMMITTED,
+ * whatever default_transaction_isolation says: a task's writes must see the
+ * rows as they are once it holds its locks (a REPEATABLE READ snapshot,
+ * taken when the task is claimed, would not see rows written while it waited
+ * for them, and its record would not be the data's).  As SET TRANSACTION
+ * ISOLATION LEVEL does, before the transaction's first snapshot.
+ */
+static void
+CommitStep(void)
+{
+	SPI_commit();
+	(void) set_config_option("transaction_isolation", "read committed", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
 /* A task's partition that is no longer the one the run planned is not written. */
 static void
 RefuseChangedPartition(BackfillRun *run, BackfillTask *task, Oid relid)
@@ -1074,7 +1090,7 @@ TargetGone(BackfillRun *run)
 	{
 		BackfillRunSetStatus(run, "failed", error);
 		BackfillRunUnschedule(run);
-		SPI_commit();
+		CommitStep();
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -1163,7 +1179,7 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
 	if (strcmp(run->status, "running") != 0)
 		BackfillRunSetStatus(run, "running", NULL);
-	SPI_commit();
+	CommitStep();
 	return true;
 }
 
@@ -1194,7 +1210,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 	{
 		BackfillRunSetStatus(run, "blocked", change);
 		BackfillRunUnschedule(run);
-		SPI_commit();
+		CommitStep();
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s", change),
@@ -1224,7 +1240,7 @@ RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, TaskOutcome
 
 	BackfillRunSetStatus(run, "failed", psprintf("task %d (%s) failed: %s", task->task, name, out->error));
 	BackfillRunUnschedule(run);
-	SPI_commit();
+	CommitStep();
 	ereport(ERROR,
 			(errcode(out->sqlerrcode),
 			 errmsg("run " INT64_FORMAT " stopped: task %d (%s) failed: %s", call->runid, task->task, name,
@@ -1246,7 +1262,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
 	{
 		/* enough for this call, and a task is left: let it go */
-		SPI_commit();
+		CommitStep();
 		return false;
 	}
 	if (task.task == 0)
@@ -1263,7 +1279,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 			ereport(NOTICE,
 					(errmsg("run " INT64_FORMAT ": " INT64_FORMAT " task%s in progress in other sessions",
 							call->runid, elsewhere, elsewhere == 1 ? "" : "s")));
-		SPI_commit();
+		CommitStep();
 		return false;
 	}
 
@@ -1295,7 +1311,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		if (!run->opts.on_error_continue)
 			RaiseTaskFailed(call, run, &task, &out);
 	}
-	SPI_commit();
+	CommitStep();
 	ReportTask(run, &task, &out, call->started, call->done_here);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)

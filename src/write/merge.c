@@ -693,21 +693,21 @@ MergeReadArgs(FunctionCallInfo fcinfo, MergeSql *m, bool *delete_missing, bool *
 }
 
 /*
- * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock: a
- * key another session committed in between would be invisible to the
- * guards, and only a unique index would stop a second copy of it.
+ * Under REPEATABLE READ or SERIALIZABLE the snapshot predates our lock: what
+ * another session committed in between would be invisible to the guards (a
+ * unique index would stop only a second copy of a key), to delete_missing,
+ * and to the fingerprint recorded after.  Refused, whatever the indexes.
  */
 static void
 MergeRefuseStaleSnapshot(MergeSql *m)
 {
-	if (IsolationUsesXactSnapshot() && !BackfillKeyProvenByIndex(m->relid, m->attnums))
+	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill_merge without a unique index on the key must run in a READ COMMITTED transaction"),
-				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s, so keys committed since would be invisible to its guards.",
+				 errmsg("backfill_merge must run in a READ COMMITTED transaction"),
+				 errdetail("This transaction's snapshot was taken before backfill_merge locked %s: rows committed since would be invisible to its guards (a unique index stops only an inserted key), to the rows it deletes and keeps, and to its record's fingerprint.",
 						   BackfillQualifiedName(m->relid)),
-				 errhint("Run it in READ COMMITTED, or create a unique index on (%s).",
-						 BackfillColumnListText(m->keys))));
+				 errhint("Run it in READ COMMITTED; readers in any isolation level are safe.")));
 }
 
 /*
