@@ -49,3 +49,27 @@ RESET client_min_messages;
 SELECT tasks_done, tasks_pending, estimated_left >= interval '400 ms' AS counts_the_pauses
 FROM backfill_progress WHERE run_id = :eta_run;
 SELECT backfill_cancel(:eta_run);
+
+-- A run executes only the tasks its plan made.  Rows can reach backfill_tasks_data from
+-- outside backfill (a restore appends to it, as the database owner): a task inserted there
+-- is refused before it writes, whether its window lies outside the run's range, it takes a
+-- number no plan gives, or its window overlaps a planned task's.
+CREATE TABLE rg_plain (id int, day date, v int);
+INSERT INTO rg_plain SELECT * FROM rg_src;
+SELECT backfill_plan('rg_plain', '2026-03-11', '2026-03-12', $$SELECT * FROM rg_src WHERE day >= $1 AND day < $2$$,
+	options => '{"window_column": "day", "chunk": "1 day"}') AS plain_run \gset
+CREATE TABLE rg_plain_before AS SELECT * FROM backfill_fingerprint('rg_plain');
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to) VALUES (:plain_run, 99, '1900-01-01', '2100-01-01');
+SET client_min_messages = warning;
+CALL backfill_run(:plain_run);
+DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to) VALUES (:plain_run, 0, '2026-03-11', '2026-03-12');
+CALL backfill_run(:plain_run);
+DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to) VALUES (:plain_run, 99, '2026-03-12', '2026-03-13');
+CALL backfill_run(:plain_run);
+RESET client_min_messages;
+SELECT f = b AS plain_table_unchanged FROM backfill_fingerprint('rg_plain') f, rg_plain_before b;
+SELECT count(*) AS records_of_the_planned_task FROM backfill_log WHERE run_id = :plain_run;
+DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
+SELECT backfill_cancel(:plain_run);

@@ -117,6 +117,68 @@ CommitStep(void)
 							 GUC_ACTION_LOCAL, true, 0, false);
 }
 
+/*
+ * A task that backfill_plan did not make is not run.  The tasks a plan makes
+ * tile the run's range, partition by partition or chunk by chunk, so a task
+ * is the plan's only if its window lies inside the range and overlaps no
+ * other task's, and it is a partition's exactly when the target is
+ * partitioned (a partition's bound is checked against its window when it is
+ * written).  The tasks' table takes rows from outside backfill (a restore
+ * appends to it): this is what keeps one inserted there from writing.
+ */
+static void
+RefuseUnplannedTask(BackfillRun *run, BackfillTask *task)
+{
+	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	const char *wt = run->window_type;
+	bool		isnull;
+	bool		inside;
+	bool		nonempty;
+	int32		overlaps;		/* a task whose window overlaps this one's, or 0 */
+	char	   *why = NULL;
+
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Int32GetDatum(task->task);
+	values[2] = CStringGetTextDatum(task->range_from);
+	values[3] = CStringGetTextDatum(task->range_to);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT CAST($3 AS %s) >= CAST(r.range_from AS %s) AND CAST($4 AS %s) <= CAST(r.range_to AS %s),"
+									  " CAST($3 AS %s) < CAST($4 AS %s),"
+									  " (SELECT pg_catalog.min(u.task) FROM %s u WHERE u.run_id = $1 AND u.task <> $2"
+									  "   AND CAST(u.range_from AS %s) < CAST($4 AS %s) AND CAST($3 AS %s) < CAST(u.range_to AS %s))"
+									  " FROM %s r WHERE r.id = $1",
+									  wt, wt, wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_tasks_data"),
+									  wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_runs_data")),
+							 4, types, values, NULL, 1);
+	if (SPI_processed != 1)
+		elog(ERROR, "could not read run " INT64_FORMAT, run->id);
+	inside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	nonempty = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	overlaps = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	if (isnull)
+		overlaps = 0;
+	if (task->task < 1)
+		why = "has a number no plan gives (a plan numbers its tasks from 1)";
+	else if (!inside)
+		why = psprintf("lies outside the run's range [%s, %s)", run->range_from, run->range_to);
+	else if (!nonempty)
+		why = psprintf("is empty as %s values", run->window_type);
+	else if (overlaps > 0)
+		why = psprintf("overlaps task %d, and the tasks of a plan do not overlap", overlaps);
+	else if ((task->partition != NULL) != run->partitioned)
+		why = run->partitioned ? psprintf("is a chunk, and every task of a run on %s is a partition", run->target)
+			: psprintf("is a partition, and every task of a run on %s is a chunk", run->target);
+	if (why)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " holds tasks its plan did not make: task %d (%s, [%s, %s)) %s",
+						run->id, task->task, task->partition ? task->partition : "a chunk",
+						task->range_from, task->range_to, why),
+				 errdetail("A task inserted into backfill_tasks_data from outside backfill is never run."),
+				 errhint("Tasks come only from backfill_plan: cancel run " INT64_FORMAT " and plan the range again.", run->id)));
+}
+
 /* A task's partition that is no longer the one the run planned is not written. */
 static void
 RefuseChangedPartition(BackfillRun *run, BackfillTask *task, Oid relid)
@@ -1258,14 +1320,15 @@ RunCallStep(RunCall *call, BackfillRun *run)
 {
 	BackfillTask task;
 	TaskOutcome out;
+	bool		claimed = ClaimTask(run, call->failed_here, &task);
 
-	if (ClaimTask(run, call->failed_here, &task) && call->max_tasks > 0 && call->done_here >= call->max_tasks)
+	if (claimed && call->max_tasks > 0 && call->done_here >= call->max_tasks)
 	{
 		/* enough for this call, and a task is left: let it go */
 		CommitStep();
 		return false;
 	}
-	if (task.task == 0)
+	if (!claimed)
 	{
 		int64		elsewhere;
 		bool		tasks_failed;
@@ -1282,6 +1345,8 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		CommitStep();
 		return false;
 	}
+
+	RefuseUnplannedTask(run, &task);
 
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
@@ -1455,6 +1520,7 @@ DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
 				 ? errmsg("run " INT64_FORMAT " has no task left to run", run->id)
 				 : errmsg("run " INT64_FORMAT " has no task %d", run->id, taskno)));
 	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
+	RefuseUnplannedTask(run, task);
 }
 
 /* A task that swaps: its copy filled as the task would fill it, refusing what it refuses, no swap. */
