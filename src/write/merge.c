@@ -182,16 +182,21 @@ RadixSort(uint64 *a, uint64 n)
  * A source column's value as a column of type ttype(ttypmod) stores it: cast
  * when the types or typmods differ (numeric(5,0) rounds 9.6 to 10,
  * timestamp(0) rounds 12:00:00.4 to 12:00:00), which an explicit cast does as
- * the insert's assignment would.  Not for character and bit strings, whose
- * explicit cast truncates where assignment refuses: their values are stored
- * as they are, or the write fails.
+ * the insert's assignment would.  Not for character and bit strings, nor
+ * arrays or domains of them, whose explicit cast truncates where assignment
+ * refuses: their values are stored as they are, or the write fails.
  */
 static char *
 StoredValue(const char *col, Form_pg_attribute sa, Oid ttype, int32 ttypmod)
 {
+	Oid			base = getBaseType(ttype);
+
 	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
 		return (char *) col;
-	switch (getBaseType(ttype))
+	/* an array of them casts its elements alike */
+	if (OidIsValid(get_element_type(base)))
+		base = getBaseType(get_element_type(base));
+	switch (base)
 	{
 		case BPCHAROID:
 		case VARCHAROID:
