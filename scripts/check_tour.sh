@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/check_tour.sh: the README's tour runs as written.
 #
-# Every ```sql block of the README's "A five-minute tour" section (but the dbt model, whose
-# Jinja only dbt renders) must appear verbatim in demo/tour.sql; the file then runs in the
+# Every ```sql block of the README's "A five-minute tour" section (but a dbt model, whose
+# Jinja only dbt renders) must appear verbatim in demo/tour.sql or in a file it includes with
+# \ir (demo/tour_setup.sql, the tour's tables: the README's first block); the file then runs in the
 # empty postgres database of the cluster scripts/with_cluster.sh started, where each of its
 # claims prints "tour: held: ..." or stops it with "tour: FAIL: ...".
 set -uo pipefail
@@ -10,9 +11,15 @@ cd "$(dirname "$0")/.."
 
 status=0
 missing=$(python3 - <<'PY'
-import re
+import os, re
 readme = open("README.md").read()
-tour = open("demo/tour.sql").read()
+def source(path):
+    # the file with each \ir FILE line followed by FILE's text (\ir is relative to the file)
+    text = open(path).read()
+    for inc in re.findall(r"^\\ir +(\S+) *$", text, re.M):
+        text += "\n" + source(os.path.join(os.path.dirname(path), inc))
+    return text
+tour = source("demo/tour.sql")
 section = readme.split("\n## A five-minute tour\n", 1)[1].split("\n## ", 1)[0]
 blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
 n = bad = 0
@@ -22,11 +29,11 @@ for b in blocks:
     n += 1
     if b.strip() not in tour:
         bad += 1
-        print("tour: FAIL: this README block is not in demo/tour.sql:\n" + b)
+        print("tour: FAIL: this README block is not in demo/tour.sql nor in a file it includes:\n" + b)
 if n == 0:
     print("tour: FAIL: no SQL block found in the README's tour")
 elif bad == 0:
-    print("tour: held: the README's %d SQL blocks of the tour are in demo/tour.sql, verbatim" % n)
+    print("tour: held: the README's %d SQL blocks of the tour are in demo/tour.sql and the files it includes, verbatim" % n)
 PY
 )
 echo "$missing"
