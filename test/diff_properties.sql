@@ -6,7 +6,7 @@
 -- whatever order or column order the queries return it in.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(62);
+SELECT plan(65);
 
 CREATE TABLE src (id int, day date, amount numeric(12,2), label text, j json, p point);
 INSERT INTO src
@@ -312,6 +312,25 @@ SELECT is(
 	(SELECT count(*) FROM backfill_diff($$SELECT 'NaN'::float8 AS k, 1 AS v$$,
 	                                    $$SELECT '-NaN'::float8 AS k, 1 AS v$$, '{k}')),
 	0::bigint, 'a NaN key matches the NaN key of the other side');
+
+-- ============================================================ every change can be seen
+-- jsonb shows json '{"a":1}' and '{"a": 1}' alike, and a float's -0 as 0: a changed row whose
+-- two sides would read the same in jsonb is shown by its values' text
+CREATE TABLE sh_a (id int, j json, f float8);
+CREATE TABLE sh_b (id int, j json, f float8);
+INSERT INTO sh_a VALUES (1, '{"a":1}', 1), (2, '[1]', '-0'), (3, '[1]', 5);
+INSERT INTO sh_b VALUES (1, '{"a": 1}', 1), (2, '[1]', '0'), (3, '[2]', 5);
+SELECT is((SELECT count(*) FROM backfill_diff('TABLE sh_a', 'TABLE sh_b', '{id}') WHERE a_row = b_row), 0::bigint,
+	'no changed row is shown with two equal sides');
+SELECT results_eq(
+	$$SELECT key->>'id', a_row->>'j', b_row->>'j', a_row->>'f', b_row->>'f'
+	  FROM backfill_diff('TABLE sh_a', 'TABLE sh_b', '{id}') WHERE key->>'id' IN ('1', '2') ORDER BY 1$$,
+	$$VALUES ('1', '{"a":1}', '{"a": 1}', '1', '1'), ('2', '[1]', '[1]', '-0', '0')$$,
+	'json spacing and a float''s -0 are shown by the values'' text');
+SELECT results_eq(
+	$$SELECT a_row, b_row FROM backfill_diff('TABLE sh_a', 'TABLE sh_b', '{id}') WHERE key->>'id' = '3'$$,
+	$$VALUES ('{"id": 3, "j": [1], "f": 5}'::jsonb, '{"id": 3, "j": [2], "f": 5}'::jsonb)$$,
+	'a change jsonb can show is shown as jsonb, as before');
 
 SELECT * FROM finish();
 ROLLBACK;

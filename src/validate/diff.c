@@ -58,6 +58,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/json.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/tuplestore.h"
@@ -140,6 +141,7 @@ typedef struct DiffSide
 	SPIPlanPtr	plan;
 	TupleDesc	origdesc;		/* the row type the query returns */
 	TupleDesc	desc;			/* blessed, in a's column order */
+	bool		lossy;			/* a column whose values jsonb may show alike (json, floats) */
 	TupleDesc	keydesc;		/* blessed row type of the key columns */
 	int			nkeys;
 	int		   *keyidx;			/* key columns, in key order */
@@ -161,6 +163,7 @@ typedef struct DiffKept
 	uint64		key2;			/* the key's hash in the other family */
 	Jsonb	   *key;
 	Jsonb	   *row;
+	Jsonb	   *textrow;		/* the row by its values' text, when jsonb may lose them */
 } DiffKept;
 
 typedef struct DiffState
@@ -224,6 +227,65 @@ SlotToJsonb(TupleTableSlot *slot, TupleDesc desc, int n, const int *idx)
 	json = DirectFunctionCall1(row_to_json, HeapTupleGetDatum(tuple));
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
 											  CStringGetDatum(TextDatumGetCString(json))));
+}
+
+/*
+ * Whether jsonb may show two different values of a column of type alike:
+ * json (its spacing, its repeated keys) and floats (-0 is shown as 0), or an
+ * array of them.
+ */
+static bool
+JsonbMayLose(Oid type)
+{
+	Oid			base = getBaseType(type);
+
+	if (OidIsValid(get_element_type(base)))
+		base = getBaseType(get_element_type(base));
+	return base == JSONOID || base == FLOAT4OID || base == FLOAT8OID;
+}
+
+/* The columns idx[0..n-1] of the row in slot, as a jsonb object of their values' text. */
+static Jsonb *
+SlotToTextJsonb(TupleTableSlot *slot, TupleDesc desc, int n, const int *idx)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *res;
+
+	slot_getallattrs(slot);
+	(void) pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		JsonbValue	k;
+		JsonbValue	v;
+
+		k.type = jbvString;
+		k.val.string.val = NameStr(att->attname);
+		k.val.string.len = strlen(NameStr(att->attname));
+		(void) pushJsonbValue(&state, WJB_KEY, &k);
+		if (slot->tts_isnull[idx[i]])
+			v.type = jbvNull;
+		else
+		{
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(att->atttypid, &out, &varlena);
+			v.type = jbvString;
+			v.val.string.val = OidOutputFunctionCall(out, slot->tts_values[idx[i]]);
+			v.val.string.len = strlen(v.val.string.val);
+		}
+		(void) pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	res = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+/* Whether two rows shown as jsonb look the same. */
+static bool
+JsonbAlike(Jsonb *a, Jsonb *b)
+{
+	return compareJsonbContainers(&a->root, &b->root) == 0;
 }
 
 /* Append one result row. */
@@ -305,7 +367,14 @@ EmitRowOfA(DiffState *st, DiffEntry *e, TupleTableSlot *slot)
 	if (!(e->flags & IN_B))
 		Emit(st, "removed", akey, arow, NULL);
 	else if (BackfillHashRow(side->keyhash2, slot) == st->brows[e->bidx].key2)
-		Emit(st, "changed", akey, arow, st->brows[e->bidx].row);
+	{
+		/* a change jsonb cannot show is shown by the values' text */
+		if (st->brows[e->bidx].textrow && JsonbAlike(arow, st->brows[e->bidx].row))
+			Emit(st, "changed", akey, SlotToTextJsonb(slot, side->desc, side->desc->natts, side->rowidx),
+				 st->brows[e->bidx].textrow);
+		else
+			Emit(st, "changed", akey, arow, st->brows[e->bidx].row);
+	}
 	else
 	{
 		/* two different keys with one hash: not a pair */
@@ -353,6 +422,13 @@ KeepRowOfB(DiffState *st, TupleTableSlot *slot, DiffEntry *e)
 	memcpy(st->brows[st->nbrows].key, k, VARSIZE(k));
 	st->brows[st->nbrows].row = MemoryContextAlloc(st->cxt, VARSIZE(v));
 	memcpy(st->brows[st->nbrows].row, v, VARSIZE(v));
+	st->brows[st->nbrows].textrow = NULL;
+	if (side->lossy || st->a.lossy)
+	{
+		v = SlotToTextJsonb(slot, side->desc, side->desc->natts, side->rowidx);
+		st->brows[st->nbrows].textrow = MemoryContextAlloc(st->cxt, VARSIZE(v));
+		memcpy(st->brows[st->nbrows].textrow, v, VARSIZE(v));
+	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(st->rowcxt);
 	st->brows[st->nbrows].key2 = BackfillHashRow(side->keyhash2, slot);
@@ -550,6 +626,9 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 	desc = BackfillPlanResultDesc(side->plan);
 	side->origdesc = desc;
 	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+	side->lossy = false;
+	for (int c = 0; c < desc->natts; c++)
+		side->lossy |= JsonbMayLose(TupleDescAttr(desc, c)->atttypid);
 
 	/* names must be unique for columns to be matched by name */
 	{
@@ -912,6 +991,10 @@ ShardDiffReceive(TupleTableSlot *slot, DestReceiver *self)
 		}
 		row[s] = SlotToJsonb(slot, sides[s]->desc, st->a.desc->natts, r->rowidx[s]);
 	}
+	/* a change jsonb cannot show is shown by the values' text */
+	if (key[0] && key[1] && (st->a.lossy || st->b.lossy) && JsonbAlike(row[0], row[1]))
+		for (int s = 0; s < 2; s++)
+			row[s] = SlotToTextJsonb(slot, sides[s]->desc, st->a.desc->natts, r->rowidx[s]);
 	Emit(st, key[0] == NULL ? "added" : key[1] == NULL ? "removed" : "changed",
 		 key[0] ? key[0] : key[1], row[0], row[1]);
 	MemoryContextSwitchTo(old);
