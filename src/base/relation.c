@@ -17,6 +17,7 @@
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -330,4 +331,35 @@ BackfillMaySeeRows(Oid relid)
 			if (check_enable_rls(lfirst_oid(lc), InvalidOid, true) == RLS_ENABLED)
 				return false;
 	return true;
+}
+
+/*
+ * expr, of type srctype(srctypmod) (InvalidOid: unknown), as a column of
+ * type(typmod) stores it: cast when the types or typmods differ
+ * (numeric(5,0) rounds 9.6 to 10, timestamp(0) rounds 12:00:00.4 to
+ * 12:00:00), which an explicit cast does as an insert's assignment would.
+ * Not for character and bit strings, nor arrays or domains of them, whose
+ * explicit cast truncates where assignment refuses: their values are stored
+ * as they are, or the write fails.
+ */
+char *
+BackfillStoredValue(const char *expr, Oid srctype, int32 srctypmod, Oid type, int32 typmod)
+{
+	Oid			base = getBaseType(type);
+
+	if (srctype == type && (typmod < 0 || srctypmod == typmod))
+		return (char *) expr;
+	/* an array of them casts its elements alike */
+	if (OidIsValid(get_element_type(base)))
+		base = getBaseType(get_element_type(base));
+	switch (base)
+	{
+		case BPCHAROID:
+		case VARCHAROID:
+		case BITOID:
+		case VARBITOID:
+			return (char *) expr;
+		default:
+			return psprintf("CAST(%s AS %s)", expr, format_type_with_typemod(type, typmod));
+	}
 }

@@ -36,5 +36,6 @@ extern Oid	BackfillRelOwner(Oid relid);
 extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
 extern bool BackfillMaySeeRows(Oid relid);
+extern char *BackfillStoredValue(const char *expr, Oid srctype, int32 srctypmod, Oid type, int32 typmod);
 
 #endif							/* BACKFILL_RELATION_H */

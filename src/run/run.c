@@ -293,7 +293,7 @@ SourceColumns(const char *bound)
 /*
  * The window of a task on the source's rows as the target will store them
  * (a timestamp(0) column stores 23:59:59.7 as the next day's 00:00:00): the
- * source's window column cast to the target column's type and typmod.
+ * source's window column as the target column stores it.
  */
 static char *
 StoredWindowScope(BackfillRun *run, BackfillTask *task)
@@ -304,7 +304,8 @@ StoredWindowScope(BackfillRun *run, BackfillTask *task)
 	char	   *col;
 
 	get_atttypetypmodcoll(run->targetoid, get_attnum(run->targetoid, run->window_column), &type, &typmod, &coll);
-	col = psprintf("CAST(s.%s AS %s)", quote_identifier(run->window_column), format_type_with_typemod(type, typmod));
+	col = BackfillStoredValue(psprintf("s.%s", quote_identifier(run->window_column)), InvalidOid, -1,
+							  type, typmod);
 	return psprintf("%s OPERATOR(pg_catalog.>=) CAST(%s AS %s) AND %s OPERATOR(pg_catalog.<) CAST(%s AS %s)",
 					col, quote_literal_cstr(task->range_from), run->window_type,
 					col, quote_literal_cstr(task->range_to), run->window_type);

@@ -178,36 +178,6 @@ RadixSort(uint64 *a, uint64 n)
 	pfree(count);
 }
 
-/*
- * A source column's value as a column of type ttype(ttypmod) stores it: cast
- * when the types or typmods differ (numeric(5,0) rounds 9.6 to 10,
- * timestamp(0) rounds 12:00:00.4 to 12:00:00), which an explicit cast does as
- * the insert's assignment would.  Not for character and bit strings, nor
- * arrays or domains of them, whose explicit cast truncates where assignment
- * refuses: their values are stored as they are, or the write fails.
- */
-static char *
-StoredValue(const char *col, Form_pg_attribute sa, Oid ttype, int32 ttypmod)
-{
-	Oid			base = getBaseType(ttype);
-
-	if (sa->atttypid == ttype && (ttypmod < 0 || sa->atttypmod == ttypmod))
-		return (char *) col;
-	/* an array of them casts its elements alike */
-	if (OidIsValid(get_element_type(base)))
-		base = getBaseType(get_element_type(base));
-	switch (base)
-	{
-		case BPCHAROID:
-		case VARCHAROID:
-		case BITOID:
-		case VARBITOID:
-			return (char *) col;
-		default:
-			return psprintf("CAST(%s AS %s)", col, format_type_with_typemod(ttype, ttypmod));
-	}
-}
-
 /* Is equality of type (under collation) the equality of its bytes? */
 static bool
 EqualityIsIdentity(Oid type, Oid collation)
@@ -477,6 +447,7 @@ MergeAddColumn(MergeSql *m, int i)
 	Oid			ttype;
 	int32		ttypmod;
 	Oid			tcoll;
+	char	   *stored;
 
 	for (int j = 0; j < i; j++)
 		if (strcmp(NameStr(TupleDescAttr(m->src, j)->attname), NameStr(sa->attname)) == 0)
@@ -504,10 +475,9 @@ MergeAddColumn(MergeSql *m, int i)
 	 * value the target will store, so that keys are matched, proven unique
 	 * and held to the scope as they will be stored.
 	 */
-	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "",
-					 StoredValue(col, sa, ttype, ttypmod), i + 1);
-	appendStringInfo(&m->stored, "%s%s AS %s", m->stored.len ? ", " : "",
-					 StoredValue(col, sa, ttype, ttypmod), col);
+	stored = BackfillStoredValue(col, sa->atttypid, sa->atttypmod, ttype, ttypmod);
+	appendStringInfo(&m->renamed, "%s%s AS bfs_%d", m->renamed.len ? ", " : "", stored, i + 1);
+	appendStringInfo(&m->stored, "%s%s AS %s", m->stored.len ? ", " : "", stored, col);
 	appendStringInfo(&m->cols, "%s%s", m->cols.len ? ", " : "", col);
 	appendStringInfo(&m->scols, "%ss.bfs_%d", m->scols.len ? ", " : "", i + 1);
 	if (m->iskey[i])
