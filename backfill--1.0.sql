@@ -260,7 +260,10 @@ COMMENT ON FUNCTION @extschema@.backfill_probe_idempotency(pg_catalog.text, pg_c
 -- The records, runs and tasks are stored in backfill_log_data, backfill_runs_data and
 -- backfill_tasks_data, which only their owner reads; everyone reads them through the views
 -- backfill_log, backfill_runs and backfill_tasks below.  A record or a run is tied to its
--- table by OID (target_oid; target keeps the name for display).
+-- table by OID (target_oid; target keeps the name for display).  Every row says where it
+-- comes from (origin, set by a trigger whatever the row was given): 'backfill' when
+-- backfill's own functions wrote it, 'outside' for a restore or an INSERT by hand.  A run or
+-- task from outside is never run, and a record from outside never vouches for a change.
 --
 
 CREATE SEQUENCE @extschema@.backfill_log_id_seq;
@@ -278,7 +281,8 @@ CREATE TABLE @extschema@.backfill_log_data (
 	rows_after bigint,
 	fingerprint_before text,
 	fingerprint_after text,
-	details jsonb NOT NULL DEFAULT '{}'
+	details jsonb NOT NULL DEFAULT '{}',
+	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside'))
 );
 ALTER SEQUENCE @extschema@.backfill_log_id_seq OWNED BY @extschema@.backfill_log_data.id;
 COMMENT ON TABLE @extschema@.backfill_log_data IS
@@ -303,7 +307,7 @@ CREATE FUNCTION @extschema@.backfill_tie_target()
 	AS 'MODULE_PATHNAME', 'backfill_tie_target'
 	LANGUAGE C;
 COMMENT ON FUNCTION @extschema@.backfill_tie_target() IS
-	'Trigger function tying a record or a run inserted from outside backfill (a restore, a manual INSERT) to its table''s OID';
+	'Trigger function stamping a record''s or a run''s origin and tying one inserted from outside backfill (a restore, a manual INSERT) to its table''s OID';
 
 CREATE TRIGGER backfill_log_tie_target
 	BEFORE INSERT ON @extschema@.backfill_log_data
@@ -347,7 +351,8 @@ CREATE TABLE @extschema@.backfill_runs_data (
 	refreshed jsonb,
 	untouched_after jsonb,
 	cron_job bigint,
-	error text
+	error text,
+	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside'))
 );
 ALTER SEQUENCE @extschema@.backfill_runs_id_seq OWNED BY @extschema@.backfill_runs_data.id;
 COMMENT ON TABLE @extschema@.backfill_runs_data IS
@@ -375,10 +380,23 @@ CREATE TABLE @extschema@.backfill_tasks_data (
 	finished_at timestamptz,
 	seconds double precision,
 	error text,
+	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside')),
 	PRIMARY KEY (run_id, task)
 );
 COMMENT ON TABLE @extschema@.backfill_tasks_data IS
 	'One row per task of a run, written in the transaction of its data (read it through the view backfill_tasks)';
+
+CREATE FUNCTION @extschema@.backfill_stamp_origin()
+	RETURNS trigger
+	AS 'MODULE_PATHNAME', 'backfill_stamp_origin'
+	LANGUAGE C;
+COMMENT ON FUNCTION @extschema@.backfill_stamp_origin() IS
+	'Trigger function stamping a task''s origin: backfill when backfill_plan wrote it, outside otherwise';
+
+CREATE TRIGGER backfill_tasks_stamp_origin
+	BEFORE INSERT ON @extschema@.backfill_tasks_data
+	FOR EACH ROW EXECUTE FUNCTION @extschema@.backfill_stamp_origin();
+REVOKE ALL ON FUNCTION @extschema@.backfill_stamp_origin() FROM PUBLIC;
 
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs_data', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.backfill_runs_id_seq', '');
@@ -438,7 +456,8 @@ CREATE VIEW @extschema@.backfill_log WITH (security_barrier) AS
 		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.rows_after END AS rows_after,
 		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.fingerprint_before END AS fingerprint_before,
 		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.fingerprint_after END AS fingerprint_after,
-		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.details END AS details
+		CASE WHEN @extschema@.backfill_may_see_rows(l.target_oid) THEN l.details END AS details,
+		l.origin
 	FROM @extschema@.backfill_log_data l
 	WHERE @extschema@.backfill_visible(l.target_oid);
 COMMENT ON VIEW @extschema@.backfill_log IS
@@ -453,7 +472,8 @@ CREATE VIEW @extschema@.backfill_runs WITH (security_barrier) AS
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.refreshed END AS refreshed,
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched_after END AS untouched_after,
 		r.cron_job,
-		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error,
+		r.origin
 	FROM @extschema@.backfill_runs_data r
 	WHERE @extschema@.backfill_visible(r.target_oid);
 COMMENT ON VIEW @extschema@.backfill_runs IS
@@ -474,7 +494,8 @@ CREATE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
 			THEN t.reconcile END AS reconcile,
 		t.log_id, t.started_at, t.finished_at, t.seconds,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
-			THEN t.error END AS error
+			THEN t.error END AS error,
+		t.origin
 	FROM @extschema@.backfill_tasks_data t
 	WHERE EXISTS (SELECT FROM @extschema@.backfill_runs_data r
 				  WHERE r.id OPERATOR(pg_catalog.=) t.run_id AND @extschema@.backfill_visible(r.target_oid));

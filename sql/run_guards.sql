@@ -52,8 +52,7 @@ SELECT backfill_cancel(:eta_run);
 
 -- A run executes only the tasks its plan made.  Rows can reach backfill_tasks_data from
 -- outside backfill (a restore appends to it, as the database owner): a task inserted there
--- is refused before it writes, whether its window lies outside the run's range, it takes a
--- number no plan gives, or its window overlaps a planned task's.
+-- is refused before it writes, whatever its window or number.
 CREATE TABLE rg_plain (id int, day date, v int);
 INSERT INTO rg_plain SELECT * FROM rg_src;
 SELECT backfill_plan('rg_plain', '2026-03-11', '2026-03-12', $$SELECT * FROM rg_src WHERE day >= $1 AND day < $2$$,
@@ -68,8 +67,101 @@ CALL backfill_run(:plain_run);
 DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
 INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to) VALUES (:plain_run, 99, '2026-03-12', '2026-03-13');
 CALL backfill_run(:plain_run);
+-- A superuser who disables the triggers (as pg_restore --disable-triggers does) can give a
+-- row any origin; such a task is still checked against the plan before it writes: outside
+-- the range, or overlapping a planned task.
+DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
+SET session_replication_role = replica;
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to, origin) VALUES (:plain_run, 99, '2026-03-12', '2026-03-13', 'backfill');
+RESET session_replication_role;
+CALL backfill_run(:plain_run);
+DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
+SET session_replication_role = replica;
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to, origin) VALUES (:plain_run, 99, '2026-03-11', '2026-03-12', 'backfill');
+RESET session_replication_role;
+CALL backfill_run(:plain_run);
 RESET client_min_messages;
 SELECT f = b AS plain_table_unchanged FROM backfill_fingerprint('rg_plain') f, rg_plain_before b;
 SELECT count(*) AS records_of_the_planned_task FROM backfill_log WHERE run_id = :plain_run;
 DELETE FROM backfill_tasks_data WHERE run_id = :plain_run AND task IN (0, 99);
 SELECT backfill_cancel(:plain_run);
+
+-- Every row of the state tables says where it came from, whatever it was given: 'backfill'
+-- when backfill's functions wrote it, 'outside' otherwise.  The database owner may append to
+-- those tables (for its restores), and tries to act in another role's name: a record credited
+-- to that role on its table, a run planned in its name, a task added to its run.  None of them
+-- is tied to the table (the database owner could not write it), so the role never sees them;
+-- the run and the task are never run.
+CREATE ROLE regress_rg_dbowner;
+CREATE ROLE regress_rg_victim;
+SELECT datdba::regrole AS owner_before FROM pg_database WHERE datname = current_database() \gset
+SELECT format('ALTER DATABASE %I OWNER TO regress_rg_dbowner', current_database()) \gexec
+GRANT CREATE ON SCHEMA public TO regress_rg_victim;
+SET ROLE regress_rg_victim;
+CREATE TABLE rg_victim (id int, day date, v int);
+INSERT INTO rg_victim SELECT g, date '2026-03-10' + g % 3, g FROM generate_series(1, 300) g;
+SELECT backfill_plan('rg_victim', '2026-03-11', '2026-03-12', $$SELECT * FROM rg_victim WHERE day >= $1 AND day < $2$$,
+	options => '{"window_column": "day", "chunk": "1 day"}') AS victim_run \gset
+CREATE TABLE rg_victim_before AS SELECT * FROM backfill_fingerprint('rg_victim');
+RESET ROLE;
+SET ROLE regress_rg_dbowner;
+INSERT INTO backfill_log_data (logged_by, operation, target, rows_before, rows_after, origin)
+VALUES ('regress_rg_victim', 'replace', 'public.rg_victim', 300, 0, 'backfill');
+INSERT INTO backfill_runs_data (planned_by, target, strategy, source, window_column, window_type, range_from, range_to,
+	options, pinned, dependents, untouched, status, origin)
+SELECT planned_by, target, strategy, 'DELETE FROM rg_victim RETURNING *', window_column, window_type, '1900-01-01', '2100-01-01',
+	options, pinned, dependents, untouched, 'planned', 'backfill'
+FROM backfill_runs_data WHERE id = :victim_run
+RETURNING id AS forged_run \gset
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to, origin) VALUES (:forged_run, 1, '1900-01-01', '2100-01-01', 'backfill');
+INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to, origin) VALUES (:victim_run, 2, '2026-03-11', '2026-03-11 12:00', 'backfill');
+RESET ROLE;
+SELECT 'log' AS state, origin, target_oid IS NULL AS tied_to_no_table FROM backfill_log_data WHERE target = 'public.rg_victim'
+UNION ALL
+SELECT 'run', origin, target_oid IS NULL FROM backfill_runs_data WHERE id = :forged_run
+UNION ALL
+SELECT 'task ' || task, origin, NULL FROM backfill_tasks_data WHERE run_id IN (:victim_run, :forged_run) ORDER BY 1;
+SET ROLE regress_rg_victim;
+SELECT count(*) AS records_the_victim_sees FROM backfill_log WHERE target = 'public.rg_victim';
+SELECT count(*) AS forged_runs_the_victim_sees FROM backfill_runs WHERE id = :forged_run;
+SET client_min_messages = warning;
+CALL backfill_run(:victim_run);
+RESET client_min_messages;
+SELECT f = b AS victim_table_unchanged FROM backfill_fingerprint('rg_victim') f, rg_victim_before b;
+RESET ROLE;
+-- even the superuser, who sees the forged run, cannot run it: a run from outside is history
+SET client_min_messages = warning;
+CALL backfill_run(:forged_run);
+RESET client_min_messages;
+SELECT backfill_resume(:forged_run);
+SELECT backfill_cancel(:forged_run) AS a_forged_run_can_be_cancelled;
+SELECT count(*) AS rows_left FROM rg_victim;
+SELECT format('ALTER DATABASE %I OWNER TO %I', current_database(), :'owner_before') \gexec
+
+-- A window of a domain type is compared as the type under it when backfill checks a task as
+-- the state tables' owner: the domain's check, which may call any role's function, runs only
+-- with the caller's rights.
+CREATE TABLE rg_whoami (who name);
+GRANT INSERT ON rg_whoami TO PUBLIC;
+CREATE FUNCTION rg_note_caller(d date) RETURNS boolean LANGUAGE sql
+	AS $$ INSERT INTO public.rg_whoami VALUES (current_user) RETURNING true $$;
+CREATE DOMAIN rg_day AS date CHECK (rg_note_caller(VALUE));
+SET ROLE regress_rg_victim;
+CREATE TABLE rg_domain (id int, day rg_day, v int);
+INSERT INTO rg_domain SELECT g, date '2026-03-10' + g % 3, g FROM generate_series(1, 30) g;
+SELECT backfill_plan('rg_domain', '2026-03-11', '2026-03-12', $$SELECT id, day, v + 1 AS v FROM rg_domain WHERE day >= $1 AND day < $2$$,
+	options => '{"window_column": "day", "chunk": "1 day"}') AS domain_run \gset
+RESET ROLE;
+TRUNCATE rg_whoami;
+SET ROLE regress_rg_victim;
+SET client_min_messages = warning;
+CALL backfill_run(:domain_run);
+RESET client_min_messages;
+SELECT status FROM backfill_runs WHERE id = :domain_run;
+RESET ROLE;
+SELECT DISTINCT who AS domain_checks_ran_as FROM rg_whoami;
+DROP TABLE rg_domain, rg_victim, rg_victim_before, rg_whoami;
+DROP DOMAIN rg_day;
+DROP FUNCTION rg_note_caller(date);
+REVOKE CREATE ON SCHEMA public FROM regress_rg_victim;
+DROP ROLE regress_rg_dbowner, regress_rg_victim;

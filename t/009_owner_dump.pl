@@ -61,6 +61,7 @@ my @errors = grep { /ERROR/ } split /\n/, $stderr;
 # COMMENT ON EXTENSION needs its owner: the one statement of the dump a database owner cannot replay
 is(join("\n", grep { !/must be owner of extension backfill/ } @errors), '',
 	'the owner restores the dump: no error but the comment on the extension');
+my ($rc, $out, $err);
 
 is($owner->('shop2', $records), $log_before, 'the restored database has every record of backfill_log');
 is($owner->('shop2', $runs), $runs_before, 'and every run and task');
@@ -68,12 +69,18 @@ is($owner->('shop2', q{SELECT count(*) FROM backfill_log WHERE target_oid IS NUL
 	'the restored records are tied to the restored tables');
 is($owner->('shop2', q{SELECT (backfill_undo(1)).rows_after; SELECT sum(amount) FROM daily_0301}),
 	"50\n2550", 'the owner undoes the replacement from the restored log: the old amounts are back');
+is($owner->('shop2', q{SELECT concat_ws(' ', (SELECT string_agg(id || ' ' || origin, ', ' ORDER BY id) FROM backfill_log),
+	'|', (SELECT string_agg(origin, ', ') FROM backfill_runs), '|', (SELECT string_agg(origin, ', ') FROM backfill_tasks))}),
+	'1 outside, 2 outside, 3 outside, 4 backfill | outside | outside',
+	'restored rows are marked as written from outside backfill; the undo\'s record is backfill\'s own');
+($rc, $out, $err) = $node->psql('shop2', 'SET ROLE regress_dbowner; SELECT backfill_retry(1, 1)');
+like($err, qr/cannot retry run 1: it was not planned by backfill_plan in this database/, 'a restored run is history: it is not run again');
 is($owner->('shop2', q{SELECT max(id) FROM backfill_log}), '4', 'the log\'s ids go on after the restored ones');
 is($owner->('shop2', q{SELECT backfill_plan('daily', '2026-03-01', '2026-03-02', 'SELECT * FROM daily WHERE day >= $1 AND day < $2')}),
 	'2', 'and so do the runs\'');
 
 # What the owner may do to the tables under the views, and what others may not.
-my ($rc, $out, $err) = $node->psql('shop2', 'SET ROLE regress_dbowner; DELETE FROM backfill_log_data');
+($rc, $out, $err) = $node->psql('shop2', 'SET ROLE regress_dbowner; DELETE FROM backfill_log_data');
 like($err, qr/permission denied for table backfill_log_data/, 'the owner cannot delete records');
 ($rc, $out, $err) = $node->psql('shop2', 'SET ROLE regress_dbowner; UPDATE backfill_runs_data SET status = \'done\'');
 like($err, qr/permission denied for table backfill_runs_data/, 'nor update runs');

@@ -68,6 +68,21 @@ BackfillExtName(Oid extschema, const char *name)
 	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
 }
 
+/* Whether a statement of BackfillStateExec is running: its rows are backfill's own. */
+static bool state_writing = false;
+
+/*
+ * Whether the row being inserted into a state table comes from backfill's
+ * own functions (through BackfillStateExec), rather than from a restore or an
+ * INSERT by hand.  No role can set it: it is this backend's, held only while
+ * a statement built by backfill runs, and reset on error.
+ */
+bool
+BackfillWritingState(void)
+{
+	return state_writing;
+}
+
 /* Run a statement on the state tables as their owner; returns the SPI code. */
 int
 BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
@@ -78,6 +93,7 @@ BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 	int			saved_sec;
 	int			nest;
 	int			rc;
+	bool		was_writing = state_writing;
 
 	if (!OidIsValid(runs))
 		ereport(ERROR,
@@ -87,7 +103,16 @@ BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 	SetUserIdAndSecContext(BackfillRelOwner(runs),
 						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	nest = BackfillPinSearchPath();
-	rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, tcount);
+	state_writing = true;
+	PG_TRY();
+	{
+		rc = SPI_execute_with_args(sql, nargs, types, values, nulls, false, tcount);
+	}
+	PG_FINALLY();
+	{
+		state_writing = was_writing;
+	}
+	PG_END_TRY();
 	BackfillUnpinSearchPath(nest);
 	SetUserIdAndSecContext(saved_userid, saved_sec);
 	if (rc < 0)

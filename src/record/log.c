@@ -19,10 +19,14 @@
  * decided when read, since policies can come later.  The owner of the log, who
  * writes it, and superusers see all of it.
  *
- * A record or a run inserted from outside backfill (a restore of pg_dump's
- * copy, where every table has a new OID, or a superuser's INSERT) is tied by
- * backfill_tie_target to the table its name resolves to then, provided the
- * role that wrote it could have written that table; otherwise to none, and
+ * Every row of the state tables carries its origin: 'backfill' when backfill's
+ * own functions wrote it, 'outside' for a restore of pg_dump's copy or an
+ * INSERT by hand, set by the triggers below whatever the row says.  A run or
+ * task from outside is kept as history and never run; a record from outside
+ * never vouches for a change.  Such a record or run is tied by
+ * backfill_tie_target to the table its name resolves to then (every table
+ * has a new OID after a restore), provided both the role it names and the
+ * role inserting it could have written that table; otherwise to none, and
  * only a superuser or the log's owner sees it.
  *
  *-------------------------------------------------------------------------
@@ -98,8 +102,6 @@ int64
 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 {
 	Oid			logrel = get_relname_relid("backfill_log_data", logschema);
-	Oid			saved_userid;
-	int			saved_sec;
 	char	   *actor = GetUserNameFromId(GetUserId(), false);
 	char	   *sql;
 	Oid			types[11] = {NAMEOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID,
@@ -149,11 +151,7 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 				   " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
 				   BackfillQualifiedName(logrel));
 
-	GetUserIdAndSecContext(&saved_userid, &saved_sec);
-	SetUserIdAndSecContext(BackfillRelOwner(logrel),
-						   saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
-	rc = SPI_execute_with_args(sql, 11, types, values, nulls, false, 1);
-	SetUserIdAndSecContext(saved_userid, saved_sec);
+	rc = BackfillStateExec(logschema, sql, 11, types, values, nulls, 1);
 
 	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
 		elog(ERROR, "could not write to backfill_log: %s", SPI_result_code_string(rc));
@@ -266,45 +264,97 @@ backfill_may_see_rows(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(BackfillMaySeeRows(PG_GETARG_OID(0)));
 }
 
+/* A row trigger BEFORE INSERT on one of the state tables, or an error. */
+static TriggerData *
+StateInsertTrigger(FunctionCallInfo fcinfo, const char *name)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s must be called as a row trigger BEFORE INSERT", name)));
+	return trigdata;
+}
+
+/*
+ * The row with its origin set: 'backfill' when backfill's own functions
+ * write it, 'outside' for any other insert (a restore, an INSERT by hand),
+ * whatever origin it was given.
+ */
+static HeapTuple
+StampOrigin(TupleDesc desc, HeapTuple tuple)
+{
+	int			att = SPI_fnumber(desc, "origin");
+	Datum		value = CStringGetTextDatum(BackfillWritingState() ? "backfill" : "outside");
+	bool		null = false;
+
+	if (att <= 0)
+		elog(ERROR, "a state table of backfill has no column origin");
+	return heap_modify_tuple_by_cols(tuple, desc, 1, &att, &value, &null);
+}
+
+/* May role own or insert into relid? */
+static bool
+MayWrite(Oid role, Oid relid)
+{
+	return OidIsValid(role) &&
+		(has_privs_of_role(role, BackfillRelOwner(relid)) ||
+		 pg_class_aclcheck(relid, role, ACL_INSERT) == ACLCHECK_OK);
+}
+
+/*
+ * The table a row inserted from outside backfill is tied to: the one its
+ * name resolves to now, if both the role it names (its actor) and the role
+ * inserting it could have written that table; else none.  The inserting
+ * role counts too, so no role can credit a record to a table it could not
+ * write itself, in another role's name.
+ */
+static Oid
+OutsideTarget(Oid resolved, TupleDesc desc, HeapTuple tuple, int actor_att)
+{
+	bool		isnull;
+	Datum		d;
+	Oid			actor;
+
+	if (!OidIsValid(resolved) || !MayWrite(GetUserId(), resolved))
+		return InvalidOid;
+	d = heap_getattr(tuple, actor_att, desc, &isnull);
+	actor = isnull ? InvalidOid : get_role_oid(NameStr(*DatumGetName(d)), true);
+	return MayWrite(actor, resolved) ? resolved : InvalidOid;
+}
+
 PG_FUNCTION_INFO_V1(backfill_tie_target);
 
 /*
  * Trigger function, BEFORE INSERT on backfill_log_data and backfill_runs_data:
- * tie a row to the table it names.  The write functions insert rows whose
- * target_oid is the table target names: they pass unchanged.  Any other row
- * (pg_dump's copy being restored, where OIDs are new; a superuser's INSERT)
- * gets the OID of the table its name resolves to now, if the role that wrote
- * it (logged_by, planned_by) owns or may insert into that table; else none,
- * so a table created under a freed name never inherits the records of the
- * old one.
+ * stamp a row's origin and tie it to the table it names.  The write functions
+ * insert rows whose target_oid is the table target names: they pass with
+ * origin 'backfill'.  Any other row (pg_dump's copy being restored, where OIDs
+ * are new; an INSERT by hand) gets origin 'outside' and the OID of the table
+ * its name resolves to now, if the role that wrote it (logged_by, planned_by)
+ * and the role inserting it each own or may insert into that table; else
+ * none, so a table created under a freed name never inherits the records of
+ * the old one, and no role can credit a record to another.
  */
 Datum
 backfill_tie_target(PG_FUNCTION_ARGS)
 {
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	TupleDesc	desc;
-	HeapTuple	tuple;
-	int			target_att;
-	int			oid_att;
-	int			actor_att;
+	TriggerData *trigdata = StateInsertTrigger(fcinfo, "backfill_tie_target");
+	TupleDesc	desc = RelationGetDescr(trigdata->tg_relation);
+	HeapTuple	tuple = StampOrigin(desc, trigdata->tg_trigtuple);
+	int			target_att = SPI_fnumber(desc, "target");
+	int			oid_att = SPI_fnumber(desc, "target_oid");
+	int			actor_att = SPI_fnumber(desc, "logged_by");
 	bool		isnull;
 	Datum		d;
 	Oid			stored;
 	Oid			resolved;
-	Oid			tied = InvalidOid;
+	Oid			tied;
 	Datum		value;
 	bool		null;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_INSERT(trigdata->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("backfill_tie_target must be called as a row trigger on INSERT")));
-	desc = RelationGetDescr(trigdata->tg_relation);
-	tuple = trigdata->tg_trigtuple;
-	target_att = SPI_fnumber(desc, "target");
-	oid_att = SPI_fnumber(desc, "target_oid");
-	actor_att = SPI_fnumber(desc, "logged_by");
 	if (actor_att <= 0)
 		actor_att = SPI_fnumber(desc, "planned_by");
 	if (target_att <= 0 || oid_att <= 0 || actor_att <= 0)
@@ -317,21 +367,26 @@ backfill_tie_target(PG_FUNCTION_ARGS)
 								NoLock, true);
 	d = heap_getattr(tuple, oid_att, desc, &isnull);
 	stored = isnull ? InvalidOid : DatumGetObjectId(d);
-	if (OidIsValid(stored) && stored == resolved)
+	if (BackfillWritingState() && OidIsValid(stored) && stored == resolved)
 		return PointerGetDatum(tuple);
 
-	if (OidIsValid(resolved))
-	{
-		Oid			actor;
-
-		d = heap_getattr(tuple, actor_att, desc, &isnull);
-		actor = isnull ? InvalidOid : get_role_oid(NameStr(*DatumGetName(d)), true);
-		if (OidIsValid(actor) &&
-			(has_privs_of_role(actor, BackfillRelOwner(resolved)) ||
-			 pg_class_aclcheck(resolved, actor, ACL_INSERT) == ACLCHECK_OK))
-			tied = resolved;
-	}
+	tied = OutsideTarget(resolved, desc, tuple, actor_att);
 	value = ObjectIdGetDatum(tied);
 	null = !OidIsValid(tied);
 	return PointerGetDatum(heap_modify_tuple_by_cols(tuple, desc, 1, &oid_att, &value, &null));
+}
+
+PG_FUNCTION_INFO_V1(backfill_stamp_origin);
+
+/*
+ * Trigger function, BEFORE INSERT on backfill_tasks_data: stamp a task's
+ * origin ('backfill' from backfill_plan, 'outside' otherwise).  A task from
+ * outside is never run.
+ */
+Datum
+backfill_stamp_origin(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = StateInsertTrigger(fcinfo, "backfill_stamp_origin");
+
+	return PointerGetDatum(StampOrigin(RelationGetDescr(trigdata->tg_relation), trigdata->tg_trigtuple));
 }

@@ -118,23 +118,40 @@ CommitStep(void)
 }
 
 /*
- * A task that backfill_plan did not make is not run.  The tasks a plan makes
- * tile the run's range, partition by partition or chunk by chunk, so a task
- * is the plan's only if its window lies inside the range and overlaps no
- * other task's, and it is a partition's exactly when the target is
- * partitioned (a partition's bound is checked against its window when it is
- * written).  The tasks' table takes rows from outside backfill (a restore
- * appends to it): this is what keeps one inserted there from writing.
+ * The name of the type a run's window values are compared as, as the state
+ * tables' owner: the window's type, or the type under it when that is a
+ * domain, whose checks may call functions of any role and so are never
+ * run with the owner's rights.
+ */
+static char *
+WindowCompareType(BackfillRun *run)
+{
+	Oid			typid = DatumGetObjectId(DirectFunctionCall1(regtypein,
+															 CStringGetDatum(run->window_type)));
+
+	return format_type_be_qualified(getBaseType(typid));
+}
+
+/*
+ * A task that backfill_plan did not make is not run.  The tasks' table takes
+ * rows from outside backfill (a restore appends to it), and each row says
+ * where it came from (origin): a task from outside is refused.  The tasks a
+ * plan makes also tile the run's range, partition by partition or chunk by
+ * chunk, so a task is the plan's only if its window lies inside the range
+ * and overlaps no other task of the plan's, and it is a partition's exactly when the
+ * target is partitioned (a partition's bound is checked against its window
+ * when it is written): this is checked too.
  */
 static void
 RefuseUnplannedTask(BackfillRun *run, BackfillTask *task)
 {
 	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
 	Datum		values[4];
-	const char *wt = run->window_type;
+	const char *wt = WindowCompareType(run);
 	bool		isnull;
 	bool		inside;
 	bool		nonempty;
+	bool		outside;
 	int32		overlaps;		/* a task whose window overlaps this one's, or 0 */
 	char	   *why = NULL;
 
@@ -145,20 +162,25 @@ RefuseUnplannedTask(BackfillRun *run, BackfillTask *task)
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT CAST($3 AS %s) >= CAST(r.range_from AS %s) AND CAST($4 AS %s) <= CAST(r.range_to AS %s),"
 									  " CAST($3 AS %s) < CAST($4 AS %s),"
-									  " (SELECT pg_catalog.min(u.task) FROM %s u WHERE u.run_id = $1 AND u.task <> $2"
-									  "   AND CAST(u.range_from AS %s) < CAST($4 AS %s) AND CAST($3 AS %s) < CAST(u.range_to AS %s))"
+									  " (SELECT pg_catalog.min(u.task) FROM %s u WHERE u.run_id = $1 AND u.task <> $2 AND u.origin = 'backfill'"
+									  "   AND CAST(u.range_from AS %s) < CAST($4 AS %s) AND CAST($3 AS %s) < CAST(u.range_to AS %s)),"
+									  " coalesce((SELECT t.origin <> 'backfill' FROM %s t WHERE t.run_id = $1 AND t.task = $2), true)"
 									  " FROM %s r WHERE r.id = $1",
 									  wt, wt, wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_tasks_data"),
-									  wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_runs_data")),
+									  wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_tasks_data"),
+									  BackfillExtName(run->extschema, "backfill_runs_data")),
 							 4, types, values, NULL, 1);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not read run " INT64_FORMAT, run->id);
 	inside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	nonempty = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	outside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
 	overlaps = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 	if (isnull)
 		overlaps = 0;
-	if (task->task < 1)
+	if (outside)
+		why = "was inserted from outside backfill (its origin is not backfill_plan)";
+	else if (task->task < 1)
 		why = "has a number no plan gives (a plan numbers its tasks from 1)";
 	else if (!inside)
 		why = psprintf("lies outside the run's range [%s, %s)", run->range_from, run->range_to);
@@ -1004,13 +1026,13 @@ CheckUntouched(BackfillRun *run, int *changed)
 		logid = 0;
 		if (!same && now && rows[i][0])
 		{
-			/* rewritten by a logged write (another run's, a replacement): its record says so */
+			/* rewritten by a logged write (another run's, a replacement): its record, backfill's own, says so */
 			Oid			t2[2] = {TEXTOID, TEXTOID};
 			Datum		v2[2] = {CStringGetTextDatum(rows[i][0]), CStringGetTextDatum(now)};
 
 			(void) BackfillStateExec(run->extschema,
 									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
-											  " ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log_data")),
+											  " AND origin = 'backfill' ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log_data")),
 									 2, t2, v2, NULL, 1);
 			if (SPI_processed == 1)
 				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));

@@ -357,6 +357,26 @@ NoSuchRun(int64 runid)
 }
 
 /*
+ * Whether a run's options (jsonb text) cut its table into chunks: the shape
+ * a run was planned for, when its table is gone (or was never resolved).
+ */
+static bool
+OptionsChunked(const char *json)
+{
+	Datum		opts = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+
+	LOCAL_FCINFO(fc, 2);
+
+	InitFunctionCallInfoData(*fc, NULL, 2, InvalidOid, NULL, NULL);
+	fc->args[0].value = opts;
+	fc->args[0].isnull = false;
+	fc->args[1].value = CStringGetTextDatum("chunk");
+	fc->args[1].isnull = false;
+	(void) jsonb_object_field_text(fc);
+	return !fc->isnull;		/* "chunk": null is no chunk */
+}
+
+/*
  * Read run runid into run, its row locked FOR UPDATE if lock (status changes
  * of one run happen one at a time); an error if there is none.  Must be
  * called inside SPI.
@@ -377,7 +397,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 						   psprintf("SELECT target, strategy, source, key, window_column,"
 									" window_type, range_from, range_to, options::text,"
 									" pinned::text, dependents::text, untouched::text, status, cron_job,"
-									" planned_by::text, target_oid FROM %s WHERE id = $1%s",
+									" planned_by::text, target_oid, origin FROM %s WHERE id = $1%s",
 									BackfillExtName(extschema, "backfill_runs_data"), lock ? " FOR UPDATE" : ""),
 						   1, types, values, NULL, 1);
 	if (rc != SPI_OK_SELECT)
@@ -403,6 +423,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 	run->status = SPI_getvalue(tup, desc, 13);
 	run->cron_job = SPI_getvalue(tup, desc, 14) ? pg_strtoint64(SPI_getvalue(tup, desc, 14)) : 0;
 	run->planned_by = SPI_getvalue(tup, desc, 15);
+	run->outside = strcmp(SPI_getvalue(tup, desc, 17), "backfill") != 0;
 	{
 		bool		isnull;
 		Datum		key = SPI_getbinval(tup, desc, 4, &isnull);
@@ -426,8 +447,30 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 		get_rel_relkind(run->targetoid) == RELKIND_PARTITIONED_TABLE;
 	/* options were checked at plan time; read them under the names they were checked with */
 	nest = BackfillPinSearchPath();
-	BackfillParseRunOptions(v, run->partitioned || !OidIsValid(run->targetoid), &run->opts);
+	BackfillParseRunOptions(v, run->partitioned || (!OidIsValid(run->targetoid) && !OptionsChunked(v)),
+							&run->opts);
 	BackfillUnpinSearchPath(nest);
+}
+
+/*
+ * A run inserted from outside backfill (restored from a dump, or by hand) is
+ * history: it may be paused or cancelled, never run, resumed, retried or
+ * scheduled.  backfill_plan alone makes runs that write, and a restore
+ * cannot prove a row was written by it (whoever restores writes the dump).
+ */
+static void
+RefuseOutsideRun(BackfillRun *run, const char *action)
+{
+	if (!run->outside || strcmp(action, "pause") == 0 || strcmp(action, "cancel") == 0)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot %s run " INT64_FORMAT ": it was not planned by backfill_plan in this database",
+					action, run->id),
+			 errdetail("Its row of backfill_runs_data was inserted from outside backfill (a restore, or an INSERT by hand), "
+					   "so it is kept as history and never run."),
+			 errhint("Plan the range again with backfill_plan; backfill_cancel(" INT64_FORMAT ") closes this one.",
+					 run->id)));
 }
 
 /*
@@ -444,6 +487,7 @@ BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok)
 	{
 		if (!superuser() && strcmp(run->planned_by, GetUserNameFromId(GetUserId(), false)) != 0)
 			NoSuchRun(run->id);
+		RefuseOutsideRun(run, action);
 		if (gone_ok)
 			return false;
 		ereport(ERROR,
@@ -460,6 +504,7 @@ BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok)
 				 errmsg("must be owner of table %s to %s run " INT64_FORMAT, run->target, action, run->id),
 				 errhint("%s", BackfillOwnerHint(run->targetoid))));
 	}
+	RefuseOutsideRun(run, action);
 	return true;
 }
 

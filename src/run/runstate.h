@@ -68,6 +68,7 @@ typedef struct BackfillRun
 	char	   *status;
 	int64		cron_job;		/* 0 when none */
 	char	   *planned_by;
+	bool		outside;		/* inserted from outside backfill: never run */
 } BackfillRun;
 
 /* One task of a run. */
