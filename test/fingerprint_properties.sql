@@ -5,7 +5,7 @@
 -- attributes, dropped columns, partitions) must not change it, and any change to the multiset
 -- (one value, one duplicated or removed row, a value moved between rows) must.
 BEGIN;
-SELECT plan(68);
+SELECT plan(77);
 
 -- fp(rel): the fingerprint as text, for readable failures.
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text
@@ -238,15 +238,26 @@ TRUNCATE typed_probe; INSERT INTO typed_probe SELECT * FROM typed;
 UPDATE typed_probe SET by = by || '\x00'::bytea WHERE id = 5;
 SELECT isnt(pg_temp.fph('typed_probe'), pg_temp.fph('typed'), 'a trailing zero byte in bytea is seen');
 
--- Enums and composites are hashed by value, not by the OIDs behind them.
+-- Enums and composites are hashed by value and by their types' names, not by the OIDs behind
+-- them: types made again under the same names (as a restore makes them) fingerprint alike;
+-- other types holding the same values do not.
 CREATE TYPE fp_mood2 AS ENUM ('sad', 'ok', 'happy');
 CREATE TYPE fp_pair2 AS (a int, b text);
 CREATE TABLE oid_a (m fp_mood, c fp_pair);
 CREATE TABLE oid_b (m fp_mood2, c fp_pair2);
 INSERT INTO oid_a VALUES ('ok', ROW(1, 'x')), ('happy', ROW(2, NULL));
 INSERT INTO oid_b VALUES ('ok', ROW(1, 'x')), ('happy', ROW(2, NULL));
-SELECT is(pg_temp.fp('oid_b'), pg_temp.fp('oid_a'),
-          'an enum and a composite of another type with the same values: same fingerprint');
+CREATE TEMP TABLE oid_b_before AS SELECT pg_temp.fp('oid_b') AS fp, 'fp_mood2'::regtype::oid AS mood;
+DROP TABLE oid_b;
+DROP TYPE fp_mood2, fp_pair2;
+CREATE TYPE fp_pair2 AS (a int, b text);
+CREATE TYPE fp_mood2 AS ENUM ('sad', 'ok', 'happy');
+CREATE TABLE oid_b (c fp_pair2, m fp_mood2);
+INSERT INTO oid_b VALUES (ROW(1, 'x'), 'ok'), (ROW(2, NULL), 'happy');
+SELECT is(pg_temp.fp('oid_b'), (SELECT fp FROM oid_b_before),
+          'an enum and a composite made again under their names, with new OIDs: same fingerprint');
+SELECT isnt(pg_temp.fp('oid_b'), pg_temp.fp('oid_a'),
+          'an enum and a composite of other types with the same values: another fingerprint');
 
 CREATE TABLE dom_plain (d int);
 INSERT INTO dom_plain SELECT g FROM generate_series(1, 300) g;
@@ -365,6 +376,43 @@ CREATE TABLE empty_t (id int, v text);
 SELECT is((backfill_fingerprint('empty_t')).rows, 0::bigint, 'empty table: rows 0');
 SELECT is(pg_temp.fp('base', 'false'), pg_temp.fp('empty_t'),
           'a scope that holds for no row fingerprints like an empty table');
+
+-- ============================================================ column types
+-- A row is its columns' names, types and values: the same bytes under another type are other
+-- rows.  The type is the one under any domain, and its typmod does not count (both only limit
+-- the values); column order does not count either.
+CREATE TABLE ty_text (c text);
+INSERT INTO ty_text VALUES ('abc');
+CREATE TABLE ty_bytea (c bytea);
+INSERT INTO ty_bytea VALUES ('\x616263');
+SELECT isnt(pg_temp.fph('ty_text'), pg_temp.fph('ty_bytea'), 'text ''abc'' and bytea ''\x616263'' fingerprint apart');
+CREATE TABLE ty_bigint (c bigint);
+INSERT INTO ty_bigint VALUES (0);
+CREATE TABLE ty_ts (c timestamp);
+INSERT INTO ty_ts VALUES ('2000-01-01');
+SELECT isnt(pg_temp.fph('ty_bigint'), pg_temp.fph('ty_ts'), 'bigint 0 and timestamp 2000-01-01 fingerprint apart');
+CREATE TABLE ty_ints (c int[]);
+INSERT INTO ty_ints VALUES ('{1,2}');
+CREATE TABLE ty_dates (c date[]);
+INSERT INTO ty_dates SELECT ARRAY[date '2000-01-02', date '2000-01-03'];
+SELECT isnt(pg_temp.fph('ty_ints'), pg_temp.fph('ty_dates'), 'int[] and date[] holding the same words fingerprint apart');
+CREATE TYPE ty_mood AS ENUM ('abc');
+CREATE TABLE ty_enum (c ty_mood);
+INSERT INTO ty_enum VALUES ('abc');
+SELECT isnt(pg_temp.fph('ty_enum'), pg_temp.fph('ty_text'), 'an enum and a text with the same label fingerprint apart');
+CREATE DOMAIN ty_positive AS bigint CHECK (VALUE >= 0);
+CREATE TABLE ty_domain (c ty_positive);
+INSERT INTO ty_domain VALUES (0);
+SELECT is(pg_temp.fph('ty_domain'), pg_temp.fph('ty_bigint'), 'a domain fingerprints as the type under it');
+CREATE TABLE ty_typmod (id int, day date, amount numeric, label text, flag boolean, ratio float8);
+INSERT INTO ty_typmod SELECT * FROM base;
+SELECT is(pg_temp.fp('ty_typmod'), pg_temp.fp('base'), 'typmods do not count: numeric and numeric(12,2) holding the same values fingerprint alike');
+CREATE TABLE ty_varchar (c varchar);
+INSERT INTO ty_varchar VALUES ('abc');
+SELECT isnt(pg_temp.fph('ty_varchar'), pg_temp.fph('ty_text'), 'varchar and text are two types: apart');
+CREATE TABLE ty_order (ratio float8, flag boolean, label text, amount numeric(12,2), day date, id int);
+INSERT INTO ty_order SELECT ratio, flag, label, amount, day, id FROM base;
+SELECT is(pg_temp.fp('ty_order'), pg_temp.fp('base'), 'with types in the hash, column order still does not count');
 
 SELECT * FROM finish();
 ROLLBACK;

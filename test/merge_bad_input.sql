@@ -233,6 +233,8 @@ SELECT is(h.val, c.val, 'hostile =, default search_path: same ' || c.name)
 FROM clean c LEFT JOIN hostile h USING (name) ORDER BY c.name;
 SELECT is(h.val, c.val, 'hostile =, public before pg_catalog: same ' || c.name)
 FROM clean c LEFT JOIN hostile_first h USING (name) ORDER BY c.name;
+-- nu's values back to the type they had (a fingerprint counts the column's type)
+ALTER TABLE nu ALTER COLUMN v TYPE int;
 SELECT is(regexp_replace(pg_temp.state(), ' \| [0-9]+ \| [0-9]*$', ''), regexp_replace((SELECT s FROM baseline), ' \| [0-9]+ \| [0-9]*$', ''),
           'after everything, rolled back, the tables are as before');
 

@@ -34,10 +34,11 @@
  * Values that print differently hash differently (1.0 and 1.00 are different
  * numerics, as pg_dump keeps them); NULL differs from every value.
  *
- * A row is the set of its (column name, value) pairs: columns are visited in
- * the byte order of their names, and the names go into the hash, so two
- * tables with the same columns in another physical order hash their rows
- * alike.
+ * A row is the set of its (column name, column type, value) triples: columns
+ * are visited in the byte order of their names, and the names and types go
+ * into the hash, so two tables with the same columns in another physical
+ * order hash their rows alike, and 'abc' held as text and as bytea, or 0 as
+ * a bigint and as a timestamp, do not.
  *
  * The encoding of a row is a sequence of 64-bit words, a value giving its
  * length then its 8-byte words, a NULL nothing but a bit in the row's (or the
@@ -77,6 +78,7 @@
 #include "pgtime.h"
 #include "utils/array.h"
 #include "utils/arrayaccess.h"
+#include "utils/builtins.h"
 #include "utils/bytea.h"
 #include "utils/float.h"
 #include "utils/fmgroids.h"
@@ -1049,7 +1051,14 @@ HashPacked(BackfillRowHasher *h, const char *data, const Datum *values, uint64 *
 	return HashPackedAs(h, data, values, false, hash);
 }
 
-/* The state every row starts from: the key, the seed, the columns' names. */
+/*
+ * The state every row starts from: the key, the seed, the columns' names
+ * and types.  A type is the one under any domain (a domain, like a typmod,
+ * only limits the values), given by its OID when built in (those OIDs are
+ * fixed in PostgreSQL's catalogs, the same in every database and version),
+ * else by its schema-qualified name (what pg_dump keeps, the same on every
+ * node of a cluster).
+ */
 static void
 RowHasherStart(BackfillRowHasher *h)
 {
@@ -1057,7 +1066,23 @@ RowHasherStart(BackfillRowHasher *h)
 	Step(&h->start, h->seed);
 	Step(&h->start, (uint64) h->ncols ^ ROW_MARK);
 	for (int i = 0; i < h->ncols; i++)
-		StepBytes(&h->start, (const unsigned char *) h->cols[i].name, strlen(h->cols[i].name));
+	{
+		BackfillColHasher *c = &h->cols[i];
+
+		StepBytes(&h->start, (const unsigned char *) c->name, strlen(c->name));
+		if (c->typname)
+			StepBytes(&h->start, (const unsigned char *) c->typname, strlen(c->typname));
+		else
+			Step(&h->start, (uint64) c->typid);
+	}
+}
+
+/* The type a column is hashed as, and its name unless built in. */
+static void
+ColumnType(BackfillColHasher *c, Oid atttypid)
+{
+	c->typid = getBaseType(atttypid);
+	c->typname = c->typid < FirstGenbkiObjectId ? NULL : format_type_be_qualified(c->typid);
 }
 
 /*
@@ -1084,8 +1109,11 @@ BackfillRowHasherCreate(TupleDesc desc, int ncols, const int *attidx)
 	}
 	qsort(h->cols, h->ncols, sizeof(BackfillColHasher), CompareColumnNames);
 	for (int i = 0; i < h->ncols; i++)
+	{
+		ColumnType(&h->cols[i], TupleDescAttr(desc, h->cols[i].attidx)->atttypid);
 		ValueHasherInit(&h->cols[i].vh, TupleDescAttr(desc, h->cols[i].attidx)->atttypid,
 						CurrentMemoryContext);
+	}
 
 	PlanPacking(h);
 

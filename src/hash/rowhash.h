@@ -56,6 +56,8 @@ typedef struct BackfillColHasher
 {
 	int			attidx;			/* 0-based position in the slot */
 	const char *name;			/* the column's name */
+	Oid			typid;			/* its type, under any domain */
+	const char *typname;		/* and that type's qualified name, unless built in */
 	BackfillValueHasher vh;
 } BackfillColHasher;
 
@@ -107,7 +109,7 @@ typedef struct BackfillRowHasher
 	uint64		k0;				/* the database's row hash key */
 	uint64		k1;
 	uint64		seed;			/* 0 unless BackfillRowHasherSetSeed set another */
-	BackfillSipState start;		/* after the key, the seed and the columns' names */
+	BackfillSipState start;		/* after the key, the seed, the columns' names and types */
 	MemoryContext tmpcxt;		/* detoasted copies, output strings */
 	bool		tmpdirty;
 	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
