@@ -12,7 +12,9 @@
 -- The pools hold hostile shapes too: records nested deeper than the stack allows, arrays of
 -- length-limited types and domains over them (with values that fit and values a plain INSERT
 -- refuses), a role whose row-level security policy hides half of a table, and session
--- settings that change how values print.  Each call runs either as the test's role under
+-- settings that change how values print, array arguments far over their cap, and rows of the
+-- state tables forged by the database owner (claiming to be backfill's own: none may pass
+-- for it, and no forged task may be dry-run).  Each call runs either as the test's role under
 -- its settings or under one of those: a fingerprint must not change with the settings, the
 -- restricted role must never see a count or fingerprint over rows it cannot read, and no
 -- value longer than its column allows may ever be written.
@@ -58,6 +60,34 @@ CREATE ROLE regress_fz_rls;
 GRANT SELECT ON fz_src, fz, fz_0310, fz_0311, fz_0312, fz_default, fz_flat, fz_arr, fz_arr_0311 TO regress_fz_rls;
 ALTER TABLE fz_flat ENABLE ROW LEVEL SECURITY;
 CREATE POLICY fz_even ON fz_flat USING (id % 2 = 0);
+-- the database owner, who may append to the state tables (for its restores), forging rows
+CREATE ROLE regress_fz_dbowner;
+SELECT format('ALTER DATABASE %I OWNER TO regress_fz_dbowner', current_database()) \gexec
+CREATE FUNCTION pg_temp.genuine() RETURNS text LANGUAGE sql AS $$
+	SELECT concat_ws(' ', (SELECT count(*) FROM backfill_log_data WHERE origin = 'backfill'),
+		(SELECT count(*) FROM backfill_runs_data WHERE origin = 'backfill'), (SELECT count(*) FROM backfill_tasks_data WHERE origin = 'backfill'))
+$$;
+-- one forgery: stmt run as the database owner, then a dry run of task; 'broken: ...' if a
+-- forged row passed for backfill's own, or a forged task was dry-run
+CREATE FUNCTION pg_temp.forge(stmt text, t int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE genuine text := pg_temp.genuine(); run bigint := (SELECT max(id) FROM backfill_runs_data); res text := 'dry-run';
+BEGIN
+	PERFORM set_config('role', 'regress_fz_dbowner', true);
+	EXECUTE stmt;
+	PERFORM set_config('role', 'none', true);
+	IF pg_temp.genuine() <> genuine THEN
+		RETURN 'broken: a row the database owner inserted passed for backfill''s own';
+	END IF;
+	BEGIN
+		PERFORM count(*) FROM backfill_dry_run(run, t);
+		IF EXISTS (SELECT FROM backfill_tasks_data d WHERE d.run_id = run AND d.task = t AND d.origin <> 'backfill') THEN
+			RETURN format('broken: task %s, forged, was dry-run', t);
+		END IF;
+	EXCEPTION WHEN object_not_in_prerequisite_state THEN
+		res := 'refused';
+	END;
+	RETURN res;
+END $$;
 -- a record of fz_flat, whose counts and fingerprints the restricted role must not see
 SELECT backfill_merge('fz_flat', 'SELECT * FROM fz_src', '{id,day}');
 -- a run and a log record to act on
@@ -141,6 +171,18 @@ INSERT INTO pool VALUES
 	('session', 'none'), ('session', 'none'), ('session', 'none'), ('session', 'none'),
 	('session', 'role=regress_fz_rls'), ('session', 'timezone=Pacific/Chatham'), ('session', 'datestyle=SQL, DMY'),
 	('session', 'extra_float_digits=-15'), ('session', 'intervalstyle=iso_8601'), ('session', 'search_path=pg_catalog, public'),
+	-- rows forged by the database owner, claiming to be backfill's own, and tasks to dry-run
+	('forge', $$'INSERT INTO backfill_tasks_data (run_id, task, partition, range_from, range_to, origin) SELECT max(id), 7, ''public.fz_default'', ''1900-01-01'', ''2100-01-01'', ''backfill'' FROM backfill_runs_data'$$),
+	('forge', $$'INSERT INTO backfill_tasks_data (run_id, task, partition, range_from, range_to) SELECT max(id), 0, ''public.fz_0310'', ''2026-03-10'', ''2026-03-11'' FROM backfill_runs_data'$$),
+	('forge', $$'INSERT INTO backfill_tasks_data (run_id, task, range_from, range_to, origin) SELECT max(id), 7, ''2026-03-10'', ''2026-03-11'', ''backfill'' FROM backfill_runs_data'$$),
+	('forge', $$'INSERT INTO backfill_log_data (logged_by, operation, target, partition, fingerprint_after, origin) VALUES (''regress_fz_rls'', ''replace'', ''public.fz'', ''public.fz_0310'', ''0'', ''backfill'')'$$),
+	('forge', $$'INSERT INTO backfill_runs_data (planned_by, target, strategy, source, range_from, range_to, options, pinned, dependents, untouched, status, origin) SELECT planned_by, target, strategy, ''DELETE FROM fz RETURNING *'', ''1900-01-01'', ''2100-01-01'', options, pinned, dependents, untouched, ''planned'', ''backfill'' FROM backfill_runs_data ORDER BY id LIMIT 1'$$),
+	('forge', $$'UPDATE backfill_tasks_data SET origin = ''outside'''$$), ('forge', $$'SET session_replication_role = replica'$$),
+	('ftask', '7'), ('ftask', '0'), ('ftask', '1'),
+	-- array arguments far over the cap of 1,664 elements
+	('key', $$(SELECT array_agg('c' || g) FROM generate_series(1, 100000) g)$$), ('key', $$(SELECT array_agg('id') FROM generate_series(1, 5000))$$),
+	('measures', $$(SELECT array_agg('count(*)') FROM generate_series(1, 100000))$$),
+	('options', $$(SELECT jsonb_build_object('reconcile', jsonb_agg('count(*)'::text)) FROM generate_series(1, 100000))$$),
 	('poptions', $$'{}'$$), ('poptions', $$'{"window_column": "day", "chunk": "1 day"}'$$), ('poptions', $$'{"reconcile": ["count(*)"], "max_workers": 2}'$$);
 CREATE TEMP TABLE template (name text, args text[], sql text);
 INSERT INTO template VALUES
@@ -169,7 +211,8 @@ INSERT INTO template VALUES
 	('merge, arrays', '{atarget,asource,mkey,mscope,bool}', 'SELECT backfill_merge(%s, %s, %s, %s, %s)'),
 	('fingerprint, arrays', '{atarget,mscope}', 'SELECT backfill_fingerprint(%s, %s)'),
 	('diff, deep', '{dquery,dquery,dkey}', 'SELECT count(*) FROM backfill_diff(%s, %s, %s)'),
-	('fingerprint, settings', '{krel,kscope}', 'SELECT backfill_fingerprint(%s, %s)');
+	('fingerprint, settings', '{krel,kscope}', 'SELECT backfill_fingerprint(%s, %s)'),
+	('forged state rows', '{forge,ftask}', 'SELECT pg_temp.forge(%s, %s)');
 
 -- one call: its outcome ('ok', or the SQLSTATE), whether a refused call changed anything
 CREATE TEMP TABLE outcome (n int, call text, session text, sqlstate text, message text, changed boolean, broken text);
@@ -187,6 +230,9 @@ BEGIN
 			PERFORM set_config(split_part(session, '=', 1), substr(session, strpos(session, '=') + 1), true);
 		END IF;
 		EXECUTE call INTO res;
+		IF res LIKE 'broken: %' THEN
+			broken := substr(res, 9);
+		END IF;
 		IF base IS NOT NULL AND res IS DISTINCT FROM base THEN
 			broken := format('the fingerprint changed with %s: %s, not %s', session, res, base);
 		END IF;
@@ -241,7 +287,7 @@ SELECT ok((SELECT count(DISTINCT split_part(call, '(', 1)) FROM outcome WHERE sq
 		  format('fuzz: calls that write worked too (%s calls worked in all: %s)', (SELECT count(*) FROM outcome WHERE sqlstate = 'ok'),
 				 (SELECT string_agg(DISTINCT split_part(call, '(', 1), ', ') FROM outcome WHERE sqlstate = 'ok')));
 SELECT is((SELECT string_agg(format('#%s %s: %s', n, call, broken), E'\n') FROM outcome WHERE broken IS NOT NULL),
-		  NULL, 'fuzz: after every call that worked, no staging table was left and each write had one log record true to the data');
+		  NULL, 'fuzz: after every call that worked, no staging table was left, each write had one log record true to the data, and no forged row passed for backfill''s own');
 SELECT ok((SELECT count(DISTINCT sqlstate) FROM outcome) >= 8,
 		  format('fuzz: the errors are varied (%s SQLSTATEs: %s)', (SELECT count(DISTINCT sqlstate) FROM outcome),
 				 (SELECT string_agg(DISTINCT sqlstate, ' ') FROM outcome)));
@@ -256,8 +302,12 @@ SELECT ok((SELECT count(*) FROM outcome WHERE sqlstate = '54001') > 0
 		  AND (SELECT count(DISTINCT session) FROM outcome) = (SELECT count(DISTINCT val) FROM pool WHERE kind = 'session')
 		  AND (SELECT count(*) FROM outcome WHERE session = 'role=regress_fz_rls' AND sqlstate = 'ok') > 0
 		  AND (SELECT count(*) FROM outcome WHERE call LIKE 'SELECT backfill_fingerprint(''fz_kinds''%' AND sqlstate = 'ok'
-			   AND session NOT IN ('none', 'role=regress_fz_rls')) > 0,
-		  format('fuzz: the hostile shapes were reached (%s too deep, %s too long, %s array writes that worked, %s calls by the restricted role, %s under other settings, %s fingerprints of fz_kinds compared across settings)',
+			   AND session NOT IN ('none', 'role=regress_fz_rls')) > 0
+		  AND (SELECT count(*) FROM outcome WHERE sqlstate = '54000') > 0
+		  AND (SELECT count(*) FROM outcome WHERE call LIKE 'SELECT pg_temp.forge(%' AND sqlstate = 'ok') > 0,
+		  format('fuzz: the hostile shapes were reached (%s arrays over the cap, %s forgeries tried, %s too deep, %s too long, %s array writes that worked, %s calls by the restricted role, %s under other settings, %s fingerprints of fz_kinds compared across settings)',
+				 (SELECT count(*) FROM outcome WHERE sqlstate = '54000'),
+				 (SELECT count(*) FROM outcome WHERE call LIKE 'SELECT pg_temp.forge(%' AND sqlstate = 'ok'),
 				 (SELECT count(*) FROM outcome WHERE sqlstate = '54001'),
 				 (SELECT count(*) FROM outcome WHERE sqlstate IN ('22001', '22026')),
 				 (SELECT count(*) FROM outcome WHERE call ~ 'fz_arr' AND sqlstate = 'ok' AND call ~ '^SELECT backfill_(replace|merge)'),
