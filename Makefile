@@ -46,6 +46,7 @@ OBJS = \
 	src/write/assign.o \
 	src/write/merge.o \
 	src/write/inplace.o \
+	src/probe/watch.o \
 	src/probe/probe.o \
 	src/run/window.o \
 	src/run/pin.o \

@@ -68,6 +68,20 @@ BackfillExtName(Oid extschema, const char *name)
 	return psprintf("%s.%s", quote_identifier(get_namespace_name(extschema)), name);
 }
 
+/* Whether relid is one of the extension's state tables (its log, runs, tasks, key). */
+bool
+BackfillIsStateTable(Oid relid)
+{
+	Oid			nsp = BackfillInstalledSchema();
+	const char *name;
+
+	if (!OidIsValid(nsp) || get_rel_namespace(relid) != nsp)
+		return false;
+	name = get_rel_name(relid);
+	return name && (strcmp(name, "backfill_log_data") == 0 || strcmp(name, "backfill_runs_data") == 0 ||
+					strcmp(name, "backfill_tasks_data") == 0 || strcmp(name, "backfill_key_data") == 0);
+}
+
 /* Whether a statement of BackfillStateExec is running: its rows are backfill's own. */
 static bool state_writing = false;
 

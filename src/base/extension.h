@@ -16,6 +16,7 @@
 extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
 extern Oid	BackfillInstalledSchema(void);
 extern char *BackfillExtName(Oid extschema, const char *name);
+extern bool BackfillIsStateTable(Oid relid);
 extern bool BackfillWritingState(void);
 extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 							  Datum *values, const char *nulls, long tcount);

@@ -291,6 +291,23 @@ BackfillRelOwner(Oid relid)
 	return owner;
 }
 
+/*
+ * The file node of a relation's storage (0 for a mapped or storage-less one,
+ * or one that no longer exists).
+ */
+Oid
+BackfillRelFileNode(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			node;
+
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	node = (Oid) ((Form_pg_class) GETSTRUCT(tup))->relfilenode;
+	ReleaseSysCache(tup);
+	return node;
+}
+
 /* "OPERATOR(schema.=)" for the default equality of type, or NULL if it has none. */
 char *
 BackfillEqualityOperator(Oid type)

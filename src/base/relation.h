@@ -33,6 +33,7 @@ extern bool BackfillSameLayout(TupleDesc a, TupleDesc b);
 extern bool BackfillSameColumns(TupleDesc a, TupleDesc b);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
+extern Oid	BackfillRelFileNode(Oid relid);
 extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
 extern bool BackfillMaySeeRows(Oid relid);

@@ -207,30 +207,16 @@ FingerprintAggQuery(Oid relid)
 }
 
 /*
- * Fingerprint the rows of relid for which scope (a boolean expression over
- * its columns, or NULL for all rows) is true.  Must be called inside SPI.
+ * Add to fp the rows a query on relid returns where scope holds, hashed as
+ * they come (by the aggregate agg when not NULL, which seals them).
  */
-void
-BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
-					   BackfillFingerprint *fp)
+static void
+FingerprintQuery(Oid relid, const char *scope, bool read_only, const char *agg,
+				 BackfillFingerprint *fp)
 {
 	StringInfoData sql;
 	SPIPlanPtr	plan;
 	FingerprintReceiver r;
-	char	   *agg;
-
-	/*
-	 * on Citus, per shard on the workers (citus_fingerprint.c); a whole
-	 * table, by scanning it directly when nothing calls for a query (fpscan.c)
-	 */
-	memset(fp, 0, sizeof(*fp));
-	if (BackfillCitusFingerprint(relid, scope, read_only, fp) ||
-		(scope == NULL && BackfillFingerprintScan(relid, relid, read_only, fp)))
-	{
-		BackfillFingerprintSeal(fp);
-		return;
-	}
-	agg = FingerprintAggQuery(relid);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "%s FROM %s%s", agg ? agg : "SELECT *",
@@ -251,7 +237,40 @@ BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 
 	BackfillRunToDest(plan, NULL, read_only, (DestReceiver *) &r);
 	SPI_freeplan(plan);
+}
+
+/*
+ * Fingerprint the rows of relid for which scope (a boolean expression over
+ * its columns, or NULL for all rows) is true.  Must be called inside SPI.
+ */
+void
+BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
+					   BackfillFingerprint *fp)
+{
+	/*
+	 * on Citus, per shard on the workers (citus_fingerprint.c); a whole
+	 * table, by scanning it directly when nothing calls for a query (fpscan.c)
+	 */
+	memset(fp, 0, sizeof(*fp));
+	if (BackfillCitusFingerprint(relid, scope, read_only, fp) ||
+		(scope == NULL && BackfillFingerprintScan(relid, relid, read_only, fp)))
+	{
+		BackfillFingerprintSeal(fp);
+		return;
+	}
+	FingerprintQuery(relid, scope, read_only, FingerprintAggQuery(relid), fp);
 	BackfillFingerprintSeal(fp);
+}
+
+/*
+ * Add to fp the rows of relid (a local table) where scope holds, read by
+ * one serial query on the active snapshot, and leave the sums unsealed, to
+ * add up with others.  Must be called inside SPI.
+ */
+void
+BackfillFingerprintSums(Oid relid, const char *scope, BackfillFingerprint *fp)
+{
+	FingerprintQuery(relid, scope, true, NULL, fp);
 }
 
 /*
@@ -292,6 +311,76 @@ BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp)
 
 	BackfillFingerprintRel(parent, scope, true, fp);
 	BackfillUnpinSearchPath(nest);
+}
+
+/* What BackfillFingerprintSplit's receiver keeps: a hasher skipping the flag. */
+typedef struct SplitReceiver
+{
+	DestReceiver pub;
+	MemoryContext cxt;
+	BackfillRowHasher *hasher;
+	BackfillFingerprint *inside;
+	BackfillFingerprint *outside;
+} SplitReceiver;
+
+/* Set the hasher up for the columns after the first, the scope's flag. */
+static void
+SplitStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	SplitReceiver *r = (SplitReceiver *) self;
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	int		   *idx = palloc(sizeof(int) * Max(typeinfo->natts - 1, 1));
+
+	for (int i = 1; i < typeinfo->natts; i++)
+		idx[i - 1] = i;
+	r->hasher = BackfillRowHasherCreate(typeinfo, typeinfo->natts - 1, idx);
+	MemoryContextSwitchTo(old);
+}
+
+/* Add one row to the sums of its side. */
+static bool
+SplitReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	SplitReceiver *r = (SplitReceiver *) self;
+	uint64		h = BackfillHashRow(r->hasher, slot);
+	BackfillFingerprint *fp;
+
+	slot_getsomeattrs(slot, 1);
+	fp = DatumGetBool(slot->tts_values[0]) ? r->inside : r->outside;
+	fp->rows++;
+	fp->sum1 += h;
+	fp->sum2 += BackfillFingerprintLane2(h);
+	return true;
+}
+
+/*
+ * Add the rows of target for which where holds (a predicate over its
+ * columns, or NULL for ONLY target's own rows) to inside when scope holds
+ * for them and to outside when it does not, in one scan, on the active
+ * snapshot, as a query on target reads them (its rights, its policies).  The
+ * sums are left unsealed, to add up with others.  Must be called inside SPI.
+ */
+void
+BackfillFingerprintSplit(Oid target, const char *where, const char *scope,
+						 BackfillFingerprint *inside, BackfillFingerprint *outside)
+{
+	StringInfoData sql;
+	SPIPlanPtr	plan;
+	SplitReceiver r;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT COALESCE(((\n%s\n)), false), * FROM %s%s", scope,
+					 where ? "" : "ONLY ", BackfillQualifiedName(target));
+	if (where)
+		appendStringInfo(&sql, " WHERE %s", where);
+	plan = BackfillPrepareCursor(sql.data, 0, NULL, "scope", 0);
+	memset(&r, 0, sizeof(r));
+	BackfillInitReceiver(&r.pub, SplitReceive, SplitStartup);
+	r.cxt = CurrentMemoryContext;
+	r.inside = inside;
+	r.outside = outside;
+	BackfillRunToDest(plan, NULL, true, (DestReceiver *) &r);
+	SPI_freeplan(plan);
 }
 
 /* Seal a finished fingerprint's sums, unless they are sealed already. */

@@ -15,6 +15,9 @@
 extern void BackfillFingerprintThroughParent(Oid parent, Oid part, BackfillFingerprint *fp);
 extern void BackfillFingerprintRel(Oid relid, const char *scope, bool read_only,
 								   BackfillFingerprint *fp);
+extern void BackfillFingerprintSums(Oid relid, const char *scope, BackfillFingerprint *fp);
+extern void BackfillFingerprintSplit(Oid target, const char *where, const char *scope,
+									 BackfillFingerprint *inside, BackfillFingerprint *outside);
 extern void BackfillFingerprintSeal(BackfillFingerprint *fp);
 extern char *BackfillFingerprintText(const BackfillFingerprint *fp);
 

@@ -19,7 +19,14 @@
  * then rolls back again.
  * With a scope, the rows outside it are fingerprinted before, after the first
  * and after the second run too: a transform that writes outside its window,
- * in either run, is reported.
+ * in either run, is reported.  What the runs wrote is known exactly from the
+ * transaction's own counters (watch.c), so only the relations they wrote are
+ * read, under a snapshot of each point, after both runs: the probe costs
+ * what the window costs, not what the table does.  When the runs moved the
+ * target's relations or storage, or the watch cannot tell (another access
+ * method, Citus, statistics not counted), the whole table is read instead.
+ * Tables outside the target that the runs took for writing are named in the
+ * verdict.
  *
  * The target is followed by name: a transform that swaps it (a partition
  * replaced) leaves a table of the same name with another OID.
@@ -56,6 +63,7 @@
 #include "hash/fingerprint.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
+#include "probe/watch.h"
 
 typedef struct ProbeState
 {
@@ -74,6 +82,8 @@ typedef struct ProbeState
 	int64		only_second;
 	int64		copies;			/* rows only after the second run that copy a row of the first */
 	char	   *sample;			/* jsonb text */
+	bool		watched;		/* the fingerprints came from the watch, not whole-table reads */
+	List	   *elsewhere;		/* tables outside the target the runs took for writing */
 } ProbeState;
 
 /* Run the transform; run is 1 or 2, for the error message. */
@@ -144,7 +154,10 @@ static void
 Fingerprints(ProbeState *ps, int samples)
 {
 	char	   *outside = ps->scope ? psprintf("NOT COALESCE(((\n%s\n)), false)", ps->scope) : NULL;
+	BackfillWatch w;
 
+	memset(&w, 0, sizeof(w));
+	BackfillWatchPoint(&w, ps->relid, NULL);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->before);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_before);
@@ -156,6 +169,49 @@ Fingerprints(ProbeState *ps, int samples)
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_second);
+	BackfillWatchPoint(&w, ps->relid, NULL);
+	ps->elsewhere = BackfillWrittenElsewhere(&w, ps->relid);
+	BackfillWatchEnd(&w);
+}
+
+/*
+ * The fast pass, for a scope on a table whose writes this transaction can
+ * tell (watch.c): the transform runs twice with a watch point before, between
+ * and after; then only the relations the runs wrote are read, under each
+ * point's snapshot, split by the scope, and the scope's rows in the others
+ * once.  ps->watched stays false when the watch could not tell (the runs
+ * moved the target's relations or storage): the caller reads it all then.
+ */
+static void
+WatchedFingerprints(ProbeState *ps, int samples)
+{
+	BackfillWatch w;
+	BackfillFingerprint inside[WATCH_POINTS];
+	BackfillFingerprint outside[WATCH_POINTS];
+
+	memset(&w, 0, sizeof(w));
+	BackfillWatchPoint(&w, ps->relid, ps->scope);
+	RunTransform(ps, 1);
+	BackfillWatchPoint(&w, ps->relid, NULL);
+	RunTransform(ps, 2);
+	BackfillWatchPoint(&w, ps->relid, NULL);
+	ps->elsewhere = BackfillWrittenElsewhere(&w, ps->relid);
+	ps->watched = BackfillWatchScope(&w, inside, outside);
+	BackfillWatchEnd(&w);
+	if (!ps->watched)
+		return;
+	ps->before = inside[0];
+	ps->first = inside[1];
+	ps->second = inside[2];
+	ps->outside_before = outside[0];
+	ps->outside_first = outside[1];
+	ps->outside_second = outside[2];
+	BackfillFingerprintSeal(&ps->before);
+	BackfillFingerprintSeal(&ps->first);
+	BackfillFingerprintSeal(&ps->second);
+	BackfillFingerprintSeal(&ps->outside_before);
+	BackfillFingerprintSeal(&ps->outside_first);
+	BackfillFingerprintSeal(&ps->outside_second);
 }
 
 /* Whether two fingerprints (sealed, as BackfillFingerprintRel leaves them) differ. */
@@ -446,6 +502,15 @@ Verdict(ProbeState *ps, bool idempotent, bool outside_first, bool outside_second
 		appendStringInfoString(&verdict, "; the second run also changed rows outside the scope");
 	else if (!idempotent && outside_first)
 		appendStringInfoString(&verdict, "; it also changed rows outside the scope");
+	if (ps->elsewhere != NIL)
+	{
+		ListCell   *lc;
+
+		appendStringInfoString(&verdict, "; it also writes outside the target:");
+		foreach(lc, ps->elsewhere)
+			appendStringInfo(&verdict, "%s %s", foreach_current_index(lc) > 0 ? "," : "",
+							 (char *) lfirst(lc));
+	}
 	if (draws_sequence)
 		appendStringInfoString(&verdict, "; sequence values it drew stay drawn");
 	return verdict.data;
@@ -494,8 +559,14 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	draws_sequence = DrawsSequence(&ps);
-	InRolledBackSubtransaction(Fingerprints, &ps, samples);
-	ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
+	if (ps.scope != NULL && BackfillWatchable(ps.relid))
+	{
+		InRolledBackSubtransaction(WatchedFingerprints, &ps, samples);
+		ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
+	}
+	if (!ps.watched)
+		InRolledBackSubtransaction(Fingerprints, &ps, samples);
+	ps.relid = PG_GETARG_OID(1);
 	outside_first = ps.scope != NULL && FingerprintsDiffer(&ps.outside_before, &ps.outside_first);
 	outside_second = ps.scope != NULL && FingerprintsDiffer(&ps.outside_first, &ps.outside_second);
 	idempotent = !FingerprintsDiffer(&ps.first, &ps.second);
