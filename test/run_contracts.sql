@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(162);
+SELECT plan(163);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -147,6 +147,7 @@ SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_attempts": 0}')$$, '22023', '^options.max_attempts must be', 'options: max_attempts 0');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"on_error": "maybe"}')$$, '22023', '^options.on_error must be "stop" or "continue", not "maybe"$', 'options: on_error unknown');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"refresh_dependents": "yes"}')$$, '22023', '^options.refresh_dependents must be true or false, not "yes"$', 'options: refresh_dependents a string');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"check_untouched": "some"}')$$, '22023', '^options.check_untouched must be "full", "counters", true \("full"\) or false, not "some"$', 'options: check_untouched another string');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"work_mem": "lots"}')$$, '22023', 'work_mem', 'options: work_mem the server does not accept');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"statement_timeout": true}')$$, '22023', '^options.statement_timeout must be a string or a number, not true$', 'options: statement_timeout a boolean');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"lock_timeout": "0"}')$$, '22023', '^options.lock_timeout must be between 1 ms and 10 min', 'options: lock_timeout 0');

@@ -159,6 +159,20 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 	return id;
 }
 
+/* The id of the last record of backfill_log, or 0. */
+int64
+BackfillLastLogId(Oid logschema)
+{
+	int			rc = BackfillStateExec(logschema,
+									   psprintf("SELECT coalesce(max(id), 0) FROM %s",
+												BackfillExtName(logschema, "backfill_log_data")),
+									   0, NULL, NULL, NULL, 1);
+
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read backfill_log");
+	return pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+}
+
 /* Record a write of target (and partition) with the fingerprints before and after. */
 int64
 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,

@@ -33,5 +33,6 @@ extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const 
 									const char *partition, const BackfillFingerprint *before,
 									const BackfillFingerprint *after, const char *details);
 extern bool BackfillRecordVisible(Oid extschema, Oid relid);
+extern int64 BackfillLastLogId(Oid logschema);
 
 #endif							/* BACKFILL_LOG_H */

@@ -58,6 +58,7 @@
 #include "base/relation.h"
 #include "base/spi_util.h"
 #include "hash/fingerprint.h"
+#include "record/log.h"
 #include "run/pin.h"
 #include "run/plan.h"
 #include "run/runstate.h"
@@ -288,13 +289,34 @@ CheckTasksTile(Oid relid, List *tasks, Datum lo, Datum hi, const char *lotext, c
 }
 
 /*
+ * The untouched entry of partition relid (named partition) by its counters:
+ * the rows inserted, updated and deleted in it so far, as the cumulative
+ * statistics say, its storage, and the last record of backfill_log, so that
+ * the run's end can tell whether anything wrote it meanwhile without reading
+ * it (BackfillUntouchedWrites).
+ */
+static char *
+UntouchedCounters(Oid relid, const char *partition, int64 lastlog)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"partition\": ");
+	escape_json(&buf, partition);
+	appendStringInfo(&buf, ", \"scope\": null, \"writes\": " INT64_FORMAT ", \"file\": %u, \"last_log\": " INT64_FORMAT "}",
+					 BackfillUntouchedWrites(relid), BackfillRelFileNode(relid), lastlog);
+	return buf.data;
+}
+
+/*
  * The tasks of a partitioned table: its leaf partitions inside [lo, hi),
  * which must tile the range exactly.  untouched gets an entry for every
- * other partition.
+ * other partition: its fingerprint (untouched 2, 'full'), or its counters
+ * (untouched 1, 'counters').
  */
 static List *
 PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hitext,
-			   FmgrInfo *cmp, Oid coll, Oid keytype, bool replacing, bool fingerprint_untouched,
+			   FmgrInfo *cmp, Oid coll, Oid keytype, bool replacing, int fingerprint_untouched,
 			   StringInfo untouched)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
@@ -368,14 +390,21 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	CheckTasksTile(relid, tasks, lo, hi, lotext, hitext, cmp, coll, keytype);
 
 	if (fingerprint_untouched)
+	{
+		int64		lastlog = fingerprint_untouched == 1 ? BackfillLastLogId(BackfillInstalledSchema()) : 0;
+
+		BackfillUntouchedSnapshot();
 		foreach(lc, outside)
 		{
 			Oid			child = lfirst_oid(lc);
 
 			CHECK_FOR_INTERRUPTS();
 			appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
-			appendStringInfoString(untouched, UntouchedEntry(child, BackfillQualifiedName(child), NULL));
+			appendStringInfoString(untouched, fingerprint_untouched == 2
+								   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL)
+								   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog));
 		}
+	}
 	table_close(rel, NoLock);
 	return tasks;
 }
@@ -637,7 +666,8 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 	appendStringInfoChar(untouched, '[');
 	if (pr->partitioned)
 		tasks = PartitionTasks(pr->relid, lo, hi, pr->lotext, pr->hitext, &pr->cmp, pr->keycoll, pr->keytype,
-							   strcmp(pr->strategy, "merge") != 0, pr->opts.check_untouched, untouched);
+							   strcmp(pr->strategy, "merge") != 0,
+							   !pr->opts.check_untouched ? 0 : pr->opts.untouched_full ? 2 : 1, untouched);
 	else
 	{
 		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);

@@ -983,84 +983,163 @@ RefreshDependents(BackfillRun *run, bool *ok)
 	return out.data;
 }
 
+/* What the end of a run found of one entry of untouched. */
+typedef struct UntouchedState
+{
+	char	   *now;			/* the fingerprint now, or NULL */
+	int			same;			/* 1 the same, 0 changed, -1 cannot tell */
+	int64		logid;			/* the record of backfill's that wrote it, or 0 */
+	char	   *why;			/* how it changed, for the warning */
+} UntouchedState;
+
 /*
- * Fingerprint again what lay outside the range; returns jsonb text, *changed
- * the count that differ for no logged reason (a partition another run or a
- * replacement rewrote is named with its log record instead).
+ * The latest record backfill wrote of partition after record after (0: any)
+ * whose fingerprint_after is now's, or 0.
+ */
+static int64
+LoggedWrite(BackfillRun *run, const char *partition, const char *now, int64 after)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
+	Datum		values[3] = {CStringGetTextDatum(partition), CStringGetTextDatum(now), Int64GetDatum(after)};
+
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2 AND id > $3"
+									  " AND origin = 'backfill' ORDER BY id DESC LIMIT 1",
+									  BackfillExtName(run->extschema, "backfill_log_data")),
+							 3, types, values, NULL, 1);
+	return SPI_processed == 1 ? pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) : 0;
+}
+
+/* relid, a partition of the run's target, fingerprinted through the target. */
+static char *
+PartitionFingerprint(BackfillRun *run, Oid relid)
+{
+	BackfillFingerprint fp;
+
+	BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
+	return BackfillFingerprintText(&fp);
+}
+
+/*
+ * An entry planned by its counters (row: partition, scope, fingerprint,
+ * writes, file, last_log): the same if no row of it was written since and it
+ * has the same storage; written by a record of backfill's since the plan if
+ * its fingerprint now is that record's; otherwise changed, or, its
+ * statistics reset meanwhile, not to be told.
+ */
+static void
+CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, UntouchedState *st)
+{
+	int64		planned = pg_strtoint64(row[3]);
+	int64		writes = BackfillUntouchedWrites(relid);
+
+	st->same = 0;
+	if (BackfillRelFileNode(relid) != (Oid) strtoul(row[4], NULL, 10))
+		st->why = "was truncated or rewritten";
+	else if (writes == planned)
+		st->same = 1;
+	else if (writes < planned)
+	{
+		st->same = -1;
+		st->why = "could not be checked (its statistics were reset)";
+	}
+	else
+		st->why = psprintf("had " INT64_FORMAT " rows inserted, updated or deleted", writes - planned);
+	if (st->same == 0)
+	{
+		st->now = PartitionFingerprint(run, relid);
+		st->logid = LoggedWrite(run, row[0], st->now, row[5] ? pg_strtoint64(row[5]) : 0);
+	}
+}
+
+/*
+ * An entry planned by its fingerprint (row: partition, scope, fingerprint):
+ * the same if its fingerprint is; rewritten by a logged write if a record of
+ * backfill's has its fingerprint now.
+ */
+static void
+CheckUntouchedFingerprint(BackfillRun *run, Oid relid, char **row, UntouchedState *st)
+{
+	BackfillFingerprint fp;
+
+	if (row[0] && get_rel_relispartition(relid) && get_partition_parent(relid, true) == run->targetoid)
+		st->now = PartitionFingerprint(run, relid);	/* SELECT on the target suffices */
+	else
+	{
+		BackfillFingerprintRel(relid, row[1], true, &fp);
+		st->now = BackfillFingerprintText(&fp);
+	}
+	st->same = strcmp(st->now, row[2]) == 0;
+	st->why = "changed";
+	if (!st->same && row[0])
+		st->logid = LoggedWrite(run, row[0], st->now, 0);
+}
+
+/* Append the entry of untouched_after for one entry of untouched. */
+static void
+AppendUntouched(StringInfo out, bool first, const char *partition, UntouchedState *st)
+{
+	appendStringInfoString(out, first ? "{\"partition\": " : ", {\"partition\": ");
+	if (partition)
+		escape_json(out, partition);
+	else
+		appendStringInfoString(out, "null");
+	appendStringInfoString(out, ", \"fingerprint\": ");
+	if (st->now)
+		escape_json(out, st->now);
+	else
+		appendStringInfoString(out, "null");
+	appendStringInfo(out, ", \"same\": %s, \"logged_as\": ",
+					 st->same > 0 ? "true" : st->same == 0 ? "false" : "null");
+	if (st->logid)
+		appendStringInfo(out, INT64_FORMAT "}", st->logid);
+	else
+		appendStringInfoString(out, "null}");
+}
+
+/*
+ * Check again what lay outside the range, by counters or by fingerprints as
+ * planned; returns jsonb text, *changed the count that differ for no logged
+ * reason (a partition another run or a replacement rewrote is named with its
+ * log record instead).
  */
 static char *
 CheckUntouched(BackfillRun *run, int *changed)
 {
-	static const char *const fields[3] = {"partition", "scope", "fingerprint"};
+	static const char *const fields[6] = {"partition", "scope", "fingerprint", "writes", "file", "last_log"};
 	uint64		n;
-	char	 ***rows = BackfillJsonbRows(run->untouched, 3, fields, &n);
+	char	 ***rows = BackfillJsonbRows(run->untouched, 6, fields, &n);
 	StringInfoData out;
 
 	*changed = 0;
 	initStringInfo(&out);
 	appendStringInfoChar(&out, '[');
+	BackfillUntouchedSnapshot();
 	for (uint64 i = 0; i < n; i++)
 	{
 		Oid			relid = rows[i][0]
 			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(rows[i][0])), NoLock, true)
 			: run->targetoid;
-		BackfillFingerprint fp;
-		char	   *now = NULL;
-		bool		same;
-		int64		logid;
+		UntouchedState st = {NULL, 0, 0, "was dropped"};
 
 		CHECK_FOR_INTERRUPTS();
-		if (OidIsValid(relid) && rows[i][0] && get_rel_relispartition(relid) &&
-			get_partition_parent(relid, true) == run->targetoid)
+		if (OidIsValid(relid) && rows[i][3] && rows[i][4])
+			CheckUntouchedCounters(run, relid, rows[i], &st);
+		else if (OidIsValid(relid) && rows[i][2])
+			CheckUntouchedFingerprint(run, relid, rows[i], &st);
+		if (st.same <= 0 && st.logid == 0)
 		{
-			/* through the target, as it was planned: SELECT on the target suffices */
-			BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
-			now = BackfillFingerprintText(&fp);
-		}
-		else if (OidIsValid(relid))
-		{
-			BackfillFingerprintRel(relid, rows[i][1], true, &fp);
-			now = BackfillFingerprintText(&fp);
-		}
-		same = now && strcmp(now, rows[i][2]) == 0;
-		logid = 0;
-		if (!same && now && rows[i][0])
-		{
-			/* rewritten by a logged write (another run's, a replacement): its record, backfill's own, says so */
-			Oid			t2[2] = {TEXTOID, TEXTOID};
-			Datum		v2[2] = {CStringGetTextDatum(rows[i][0]), CStringGetTextDatum(now)};
-
-			(void) BackfillStateExec(run->extschema,
-									 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2"
-											  " AND origin = 'backfill' ORDER BY id DESC LIMIT 1", BackfillExtName(run->extschema, "backfill_log_data")),
-									 2, t2, v2, NULL, 1);
-			if (SPI_processed == 1)
-				logid = pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-		}
-		if (!same && logid == 0)
-		{
-			(*changed)++;
+			if (st.same == 0)
+				(*changed)++;
 			ereport(WARNING,
 					(errmsg("run " INT64_FORMAT ": %s, outside the range, %s during the run", run->id,
-							rows[i][0] ? rows[i][0] : "the rows", now ? "changed" : "was dropped"),
-					 errdetail("Fingerprint at plan time %s, now %s.", rows[i][2], now ? now : "none"),
-					 errhint("The run never writes outside its range: another session did.")));
+							rows[i][0] ? rows[i][0] : "the rows", st.why),
+					 rows[i][2] ? errdetail("Fingerprint at plan time %s, now %s.", rows[i][2], st.now ? st.now : "none")
+					 : errdetail("Checked by its statistics: %s rows inserted, updated or deleted at plan time.", rows[i][3]),
+					 st.same < 0 ? errhint("Plan with options => '{\"check_untouched\": \"full\"}' to compare fingerprints instead.")
+					 : errhint("The run never writes outside its range: another session did.")));
 		}
-		appendStringInfoString(&out, i ? ", {\"partition\": " : "{\"partition\": ");
-		if (rows[i][0])
-			escape_json(&out, rows[i][0]);
-		else
-			appendStringInfoString(&out, "null");
-		appendStringInfoString(&out, ", \"fingerprint\": ");
-		if (now)
-			escape_json(&out, now);
-		else
-			appendStringInfoString(&out, "null");
-		appendStringInfo(&out, ", \"same\": %s, \"logged_as\": ", same ? "true" : "false");
-		if (logid)
-			appendStringInfo(&out, INT64_FORMAT "}", logid);
-		else
-			appendStringInfoString(&out, "null}");
+		AppendUntouched(&out, i == 0, rows[i][0], &st);
 	}
 	appendStringInfoChar(&out, ']');
 	return out.data;

@@ -32,6 +32,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -133,6 +134,7 @@ RunOptionDefaults(BackfillRunOptions *opts)
 	opts->max_attempts = 3;
 	opts->refresh_dependents = true;
 	opts->check_untouched = true;
+	opts->untouched_full = true;
 	opts->lock_timeout_ms = 1000;
 	opts->small_partition_rows = BACKFILL_SMALL_PARTITION_ROWS;
 	opts->reconcile_tolerance = "0";
@@ -233,7 +235,19 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 	else if (strcmp(key, "refresh_dependents") == 0)
 		opts->refresh_dependents = BoolOption(key, jtype, shown);
 	else if (strcmp(key, "check_untouched") == 0)
-		opts->check_untouched = BoolOption(key, jtype, shown);
+	{
+		/* true is "full", as before "counters" was offered */
+		bool		named = strcmp(jtype, "string") == 0 &&
+			(strcmp(value, "full") == 0 || strcmp(value, "counters") == 0);
+
+		if (!named && strcmp(jtype, "boolean") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.check_untouched must be \"full\", \"counters\", true (\"full\") or false, not %s",
+							shown)));
+		opts->check_untouched = named || strcmp(shown, "true") == 0;
+		opts->untouched_full = opts->check_untouched && !(named && strcmp(value, "counters") == 0);
+	}
 	else if (strcmp(key, "allow_empty") == 0)
 		opts->allow_empty = BoolOption(key, jtype, shown);
 	else if (strcmp(key, "keep_old") == 0)
@@ -279,7 +293,8 @@ NormalizedRunOptions(BackfillRunOptions *opts)
 					 opts->on_error_continue ? "continue" : "stop");
 	appendStringInfo(&buf, ", \"refresh_dependents\": %s, \"check_untouched\": %s, \"allow_empty\": %s"
 					 ", \"keep_old\": %s, \"delete_missing\": %s",
-					 opts->refresh_dependents ? "true" : "false", opts->check_untouched ? "true" : "false",
+					 opts->refresh_dependents ? "true" : "false",
+					 !opts->check_untouched ? "false" : opts->untouched_full ? "\"full\"" : "\"counters\"",
 					 opts->allow_empty ? "true" : "false", opts->keep_old ? "true" : "false",
 					 opts->delete_missing ? "true" : "false");
 	AppendJsonString(&buf, "statement_timeout", opts->statement_timeout);
@@ -354,6 +369,36 @@ NoSuchRun(int64 runid)
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("run_id " INT64_FORMAT " is not a run of backfill_runs", runid),
 			 errhint("backfill_plan returns the id of the run it plans.")));
+}
+
+/*
+ * Read the cumulative statistics afresh (not the copy this transaction may
+ * have cached), before BackfillUntouchedWrites.
+ */
+void
+BackfillUntouchedSnapshot(void)
+{
+	pgstat_clear_snapshot();
+}
+
+/*
+ * The rows inserted, updated and deleted in relid since its statistics were
+ * last reset, as the cumulative statistics say: what other sessions wrote
+ * once they reported it (a session reports when it goes idle, within about
+ * a second of its commit).
+ */
+int64
+BackfillUntouchedWrites(Oid relid)
+{
+	Datum		arg = ObjectIdGetDatum(relid);
+
+	/* and this session's own, not reported yet */
+	return DatumGetInt64(DirectFunctionCall1(pg_stat_get_tuples_inserted, arg)) +
+		DatumGetInt64(DirectFunctionCall1(pg_stat_get_tuples_updated, arg)) +
+		DatumGetInt64(DirectFunctionCall1(pg_stat_get_tuples_deleted, arg)) +
+		DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_inserted, arg)) +
+		DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_updated, arg)) +
+		DatumGetInt64(DirectFunctionCall1(pg_stat_get_xact_tuples_deleted, arg));
 }
 
 /*

@@ -29,6 +29,7 @@ typedef struct BackfillRunOptions
 	bool		on_error_continue;
 	bool		refresh_dependents;
 	bool		check_untouched;
+	bool		untouched_full;	/* check_untouched 'full' (the default): fingerprints, not 'counters' */
 	bool		allow_empty;	/* replace: a task may empty its partition */
 	bool		keep_old;		/* replace: keep each old partition as an archive */
 	bool		delete_missing; /* merge: delete the window's rows the source lacks */
@@ -87,5 +88,7 @@ extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool go
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
+extern void BackfillUntouchedSnapshot(void);
+extern int64 BackfillUntouchedWrites(Oid relid);
 
 #endif							/* BACKFILL_RUNSTATE_H */
