@@ -208,6 +208,10 @@ SQL
 run_case "${BENCH_RUN_PARTITIONS:-180}" "${BENCH_RUN_ROWS:-2000}" "${BENCH_RUN_RUNS:-5}"
 run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BENCH_RUN_RUNS:-5}"
 
+# A repair of one partition as the table grows around it: replace, run, probe, merge, and
+# planning and per-task time by the number of partitions.
+RUNS=$RUNS scripts/bench_scale.sh
+
 # Parallel replacements: one run of PARTS partitions x PART_ROWS rows, strategy 'replace', done by
 # one session (max_workers 1) or by WORKERS sessions calling CALL backfill_run on it at once
 # (max_workers WORKERS): the fills run side by side, the swaps take turns on the parent.  Same
