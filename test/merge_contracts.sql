@@ -9,7 +9,7 @@
 -- quoting work; the log row agrees with the result; a nearly unique key is refused.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(63);
+SELECT plan(68);
 
 -- fp(rel, scope): the scope's fingerprint as text
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
@@ -216,6 +216,36 @@ SELECT throws_ok($$SELECT * FROM backfill_merge('st_ts', $q$SELECT * FROM (VALUE
 SELECT throws_ok($$SELECT * FROM backfill_merge('st_num', 'SELECT * FROM (VALUES (9.6, 7)) s(k, v)', ARRAY['k'], scope => 'k < 10')$$,
 	'23514', '1 source row lies outside the scope',
 	'numeric(5,0): a source row of 9.6 is stored as 10, outside the scope k < 10, refused');
+
+-- ============================================================ a day of a big table
+-- A merge scoped to one day of a daily table reads that day's partition only: the target's
+-- side of every join on the key is held to the source's range of the partition key, which
+-- partition pruning uses; a key matching a row outside the scope is still found.
+CREATE TABLE md (id bigint NOT NULL, day date NOT NULL, v int, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
+SELECT format('CREATE TABLE md_%s PARTITION OF md FOR VALUES FROM (%L) TO (%L)', to_char(d, 'MMDD'), d, d + 1)
+FROM (SELECT date '2026-03-01' + g AS d FROM generate_series(0, 9) g) x \gexec
+INSERT INTO md SELECT g, date '2026-03-01' + g % 10, g FROM generate_series(1, 2000) g;
+ANALYZE md;
+CREATE FUNCTION pg_temp.md_scans() RETURNS bigint LANGUAGE sql AS $$
+	SELECT sum(pg_stat_get_xact_numscans(c.oid))::bigint FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+	WHERE i.inhparent = 'md'::regclass AND c.relname <> 'md_0305'
+$$;
+CREATE TEMP TABLE md_s0 AS SELECT pg_temp.md_scans() AS n;
+CREATE TEMP TABLE md_r AS SELECT * FROM backfill_merge('md',
+	$$SELECT id, day, v + 1 AS v FROM md WHERE day = '2026-03-05' UNION ALL SELECT 5004, date '2026-03-05', 1$$,
+	'{id,day}', $$day = '2026-03-05'$$);
+SELECT is((SELECT row(inserted, updated, deleted)::text FROM md_r), '(1,200,0)',
+          'a day of ten: 200 rows updated, one inserted');
+SELECT is(pg_temp.md_scans() - (SELECT n FROM md_s0), 0::bigint,
+          'a day of ten: no other partition was read by the guards or the writes (the source reads that day only)');
+SELECT is((SELECT sum(v) FROM md WHERE day = '2026-03-05'), (SELECT sum(g) + 200 + 1 FROM generate_series(1, 2000) g WHERE g % 10 = 4)::bigint,
+          'a day of ten: the day holds the merged values');
+SELECT throws_ok($$SELECT * FROM backfill_merge('md', 'SELECT 7::bigint AS id, date ''2026-03-07'' AS day, 1 AS v', '{id,day}', $s$day = '2026-03-05'$s$)$$,
+	'23514', '1 source row lies outside the scope', 'a day of ten: a source row of another day is refused');
+SELECT throws_ok($$SELECT * FROM backfill_merge('md', 'SELECT 1004::bigint AS id, date ''2026-03-05'' AS day, 5 AS v', '{id,day}',
+	$s$day = '2026-03-05' AND v < 1000$s$)$$,
+	'23514', '1 source key matches a row of public.md outside the scope',
+	'a day of ten: a key in the scope matching a row of that day outside it is still found');
 
 SELECT * FROM finish();
 ROLLBACK;

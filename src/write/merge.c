@@ -37,6 +37,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/catalog.h"
 #include "catalog/namespace.h"
@@ -55,6 +56,7 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
+#include "utils/partcache.h"
 #include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -686,6 +688,48 @@ MergeRefuseStaleSnapshot(MergeSql *m)
 }
 
 /*
+ * Hold the target's side of a join on the key to the source's range of
+ * the partition key, so that partition pruning keeps only the partitions the
+ * source's rows belong to, instead of every row of the table outside the
+ * scope (the guards, the writes): for each column of the partition key that
+ * is a column of the merge key, of a built-in type that is not collatable,
+ * "AND t.c >= (the source's least c) AND t.c <= (its greatest)".  A target
+ * row whose key equals a source row's has that row's c, so the condition
+ * never parts a pair the key joins.  Not on Citus (the subqueries would keep
+ * the join from being pushed down to the shards).
+ */
+static void
+MergeBoundToSource(MergeSql *m)
+{
+	Relation	rel;
+	PartitionKey pk;
+
+	if (get_rel_relkind(m->relid) != RELKIND_PARTITIONED_TABLE || BackfillCitusDistributed(m->relid))
+		return;
+	rel = table_open(m->relid, NoLock);
+	pk = RelationGetPartitionKey(rel);
+	for (int k = 0; k < pk->partnatts; k++)
+	{
+		const char *col;
+		TypeCacheEntry *tce;
+
+		if (pk->partattrs[k] == 0 || pk->parttypid[k] >= FirstGenbkiObjectId ||
+			OidIsValid(pk->partcollation[k]))
+			continue;
+		tce = lookup_type_cache(pk->parttypid[k], TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+		if (!OidIsValid(tce->lt_opr) || !OidIsValid(tce->gt_opr))
+			continue;
+		col = NameStr(TupleDescAttr(RelationGetDescr(rel), pk->partattrs[k] - 1)->attname);
+		for (int i = 0; i < m->src->natts; i++)
+			if (m->iskey[i] && strcmp(NameStr(TupleDescAttr(m->src, i)->attname), col) == 0)
+				appendStringInfo(&m->on, " AND t.%s OPERATOR(pg_catalog.>=) (SELECT x.bfs_%d FROM %s x ORDER BY 1 LIMIT 1)"
+								 " AND t.%s OPERATOR(pg_catalog.<=) (SELECT x.bfs_%d FROM %s x ORDER BY 1 DESC LIMIT 1)",
+								 quote_identifier(col), i + 1, m->srcq, quote_identifier(col), i + 1, m->srcq);
+	}
+	table_close(rel, NoLock);
+}
+
+/*
  * Describe the source (one SELECT, columns of the target, the key's types on
  * both sides) and build the SQL fragments of the guards and the writes.
  */
@@ -705,6 +749,7 @@ MergeBuildSql(MergeSql *m)
 		MergeAddColumn(m, i);
 	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
 	m->storedq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->stored.data, m->source);
+	MergeBoundToSource(m);
 }
 
 PG_FUNCTION_INFO_V1(backfill_merge);
