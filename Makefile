@@ -38,6 +38,7 @@ OBJS = \
 	src/write/citus_swap.o \
 	src/write/part.o \
 	src/write/swap.o \
+	src/write/swapfiles.o \
 	src/write/swaplock.o \
 	src/write/archive.o \
 	src/write/publication.o \

@@ -8,11 +8,12 @@
 #   filled    the staging table is filled, indexed and analysed, and waits to add its
 #             foreign key (the last step before the swap): the test holds days in ROW
 #             EXCLUSIVE mode; the source ran, no lock of the swap is held or asked for;
-#   lock      the swap waits for ACCESS EXCLUSIVE on the parent, held in ACCESS SHARE
-#             mode by a reader in an open transaction;
-#   detached  in the middle of the swap: the old partition is detached and the new one
-#             not yet attached (an event trigger at the end of the DETACH waits on
-#             advisory lock 8, which the test holds);
+#   lock      the swap waits for ACCESS EXCLUSIVE on the partition, held in ACCESS
+#             SHARE mode by a reader of the parent in an open transaction;
+#   swapped   in the middle of the swap: the partition has the staging table's files and
+#             the staging table, with the old files, is dropped, nothing committed (an
+#             event trigger at the end of the DROP waits on advisory lock 8, which the
+#             test holds); the parent is held in ACCESS SHARE mode only;
 #   commit    the call has returned and its transaction committed, its session still open.
 #
 # At each stage the server is killed in two ways: stopped in immediate mode (a power
@@ -66,22 +67,20 @@ $node->safe_psql('postgres', qq{
 	CREATE TABLE expect_0315 (order_id bigint, order_date date, revenue numeric(12,2));
 	INSERT INTO expect_0315 $source_0315;
 
-	-- At the end of an ALTER TABLE of fct, show how many partitions fct has in the
-	-- transaction and, if it has lost one (DETACH done, ATTACH not yet), wait on lock 8.
+	-- When the staging table is dropped (the swap has traded the files), say whether
+	-- fct_0315 has new files in the transaction, and wait on lock 8.
+	CREATE TABLE files_before AS SELECT pg_relation_filenode('fct_0315') AS node;
 	CREATE FUNCTION swap_gate() RETURNS event_trigger LANGUAGE plpgsql AS \$f\$
-	DECLARE
-		parts bigint;
 	BEGIN
-		IF EXISTS (SELECT FROM pg_event_trigger_ddl_commands() WHERE object_identity = 'public.fct') THEN
-			SELECT count(*) INTO parts FROM pg_inherits WHERE inhparent = 'public.fct'::regclass;
-			PERFORM set_config('application_name', format('swap_gate: fct has %s partitions', parts), true);
-			IF parts = 2 THEN
-				PERFORM pg_advisory_xact_lock_shared(8);
-			END IF;
+		IF EXISTS (SELECT FROM pg_event_trigger_dropped_objects()
+				   WHERE object_type = 'table' AND object_name LIKE 'backfill_stage%') THEN
+			PERFORM pg_catalog.set_config('application_name', pg_catalog.format('swap_gate: fct_0315 has %s files',
+				CASE WHEN pg_catalog.pg_relation_filenode('public.fct_0315') = (SELECT node FROM public.files_before)
+					 THEN 'its old' ELSE 'new' END), true);
+			PERFORM pg_catalog.pg_advisory_xact_lock_shared(8);
 		END IF;
 	END \$f\$;
-	CREATE EVENT TRIGGER swap_gate ON ddl_command_end WHEN TAG IN ('ALTER TABLE')
-		EXECUTE FUNCTION swap_gate();
+	CREATE EVENT TRIGGER swap_gate ON sql_drop EXECUTE FUNCTION swap_gate();
 });
 
 my $fp = sub { $node->safe_psql('postgres', "SELECT hash FROM backfill_fingerprint('$_[0]')") };
@@ -126,18 +125,18 @@ my @stages = (
 		name => 'lock',
 		what => 'while the swap waited for its lock',
 		hold => 'BEGIN; SELECT count(*) FROM fct',
-		waits => 'fct AccessExclusiveLock',
+		waits => 'fct_0315 AccessExclusiveLock',
 		holds => [ 'advisory 7 ShareLock', 'fct_0315 ShareRowExclusiveLock' ],
-		lacks => [ 'fct_0315 AccessExclusiveLock' ],
+		lacks => [ 'fct AccessExclusiveLock' ],
 	},
 	{
-		name => 'detached',
-		what => 'in the middle of the swap, the old partition detached',
+		name => 'swapped',
+		what => 'in the middle of the swap, the files traded',
 		hold => 'SELECT pg_advisory_lock(8)',
 		waits => 'advisory 8 ShareLock',
-		holds => [ 'fct AccessExclusiveLock', 'fct_0315 AccessExclusiveLock' ],
-		lacks => [],
-		appname => 'swap_gate: fct has 2 partitions',
+		holds => [ 'fct AccessShareLock', 'fct_0315 AccessExclusiveLock' ],
+		lacks => [ 'fct AccessExclusiveLock' ],
+		appname => 'swap_gate: fct_0315 has new files',
 	},
 	{
 		name => 'commit',
@@ -235,7 +234,7 @@ sub crash_at
 			"$what: it does not hold " . join(', ', @{ $stage->{lacks} }))
 		  if @{ $stage->{lacks} };
 		is($node->safe_psql('postgres', "SELECT application_name FROM pg_stat_activity WHERE pid = $pid"),
-			$stage->{appname}, "$what: the event trigger saw fct lose the partition")
+			$stage->{appname}, "$what: the event trigger saw fct_0315 with new files")
 		  if $stage->{appname};
 		is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'"),
 			'0', "$what: the uncommitted staging table is invisible to others");

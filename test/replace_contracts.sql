@@ -5,7 +5,7 @@
 -- options, owner, grants, comments, its own triggers, persistence, bound, and what \d+ shows
 -- besides), every other partition keeps its rows bit for bit, no staging table or helper
 -- constraint is left, and exactly one backfill_log record tells what was done. keep_old keeps
--- the old partition as a detached archive that backfill_undo swaps back in, and undo refuses
+-- the old rows as an archive table that backfill_undo swaps back in, and undo refuses
 -- whenever that would lose rows. RANGE, LIST, sub-partitioned and DEFAULT-partitioned tables,
 -- source rows that break a constraint, empty sources, names that need quoting and savepoints.
 BEGIN;
@@ -284,7 +284,7 @@ CREATE TEMP TABLE default_constraints_before AS
 	FROM pg_constraint WHERE conrelid = 'sales_default'::regclass;
 CREATE TEMP TABLE log_before AS SELECT pg_temp.log_max() AS id;
 CREATE TEMP TABLE settings_before AS SELECT current_setting('search_path') AS sp, current_setting('lock_timeout') AS lt;
-CREATE TEMP TABLE old_oid AS SELECT 'sales_2026_02'::regclass::oid AS oid;
+CREATE TEMP TABLE old_oid AS SELECT 'sales_2026_02'::regclass::oid AS oid, pg_relation_filenode('sales_2026_02') AS node;
 
 SELECT is((SELECT count(*) FROM sales_expected), 242::bigint, 'premise: the source has 242 rows for February');
 SELECT isnt(pg_temp.fph('sales_expected'), (SELECT hash FROM fp_before), 'premise: they differ from the partition''s rows');
@@ -293,7 +293,7 @@ CREATE TEMP TABLE r1 AS
 SELECT * FROM backfill_replace_partition('sales_2026_02', (SELECT q FROM src_sql));
 
 SELECT is((SELECT partition FROM r1), 'sales_2026_02'::regclass, 'partition: the partition now carrying the name');
-SELECT isnt((SELECT partition::oid FROM r1), (SELECT oid FROM old_oid), 'partition: a new table');
+SELECT is((SELECT partition::oid FROM r1), (SELECT oid FROM old_oid), 'partition: the same table, its files traded with its copy''s');
 SELECT is(pg_temp.fp('sales_2026_02'), pg_temp.fp('sales_expected'),
           'rows: the partition holds exactly the source''s rows');
 SELECT is((SELECT fingerprint_after FROM r1), pg_temp.fph('sales_2026_02'),
@@ -302,7 +302,7 @@ SELECT is((SELECT rows_after FROM r1), (backfill_fingerprint('sales_2026_02')).r
 SELECT is((SELECT rows_before FROM r1), (SELECT rows FROM fp_before), 'rows_before is the count before');
 SELECT is((SELECT fingerprint_before FROM r1), (SELECT hash FROM fp_before), 'fingerprint_before is the fingerprint before');
 SELECT is((SELECT archived_as FROM r1), NULL, 'keep_old false: no archive');
-SELECT ok(NOT EXISTS (SELECT FROM pg_class WHERE oid = (SELECT oid FROM old_oid)), 'keep_old false: the old table is dropped');
+SELECT ok(NOT EXISTS (SELECT FROM pg_class WHERE relfilenode = (SELECT node FROM old_oid)), 'keep_old false: the old files are dropped');
 SELECT is((SELECT attempts FROM r1), 1, 'attempts: one, nobody held a lock');
 SELECT ok((SELECT swap_ms >= 0 AND swap_ms < 60000 FROM r1), 'swap_ms is a duration');
 
@@ -400,12 +400,13 @@ SELECT pg_temp.refused('SELECT * FROM backfill_undo(987654321)',
 
 -- undo: the old rows and the old definition are back, and a record says so
 CREATE TEMP TABLE u_log AS SELECT pg_temp.log_max() AS id;
+CREATE TEMP TABLE u_node AS SELECT pg_relation_filenode((SELECT archived_as FROM r2)) AS node;
 CREATE TEMP TABLE u AS SELECT * FROM backfill_undo((SELECT log_id FROM r2));
 SELECT is(pg_temp.fph('sales_2026_02'), (SELECT hash FROM k_before), 'undo: the old fingerprint is back');
 SELECT is((SELECT count(*) FROM (TABLE sales_2026_02 EXCEPT ALL TABLE k_old_rows) x)
           + (SELECT count(*) FROM (TABLE k_old_rows EXCEPT ALL TABLE sales_2026_02) y), 0::bigint,
           'undo: the old rows are back, row for row');
-SELECT is((SELECT partition::oid FROM u), (SELECT archived_as::oid FROM r2), 'undo: the partition is the archived table again');
+SELECT is(pg_relation_filenode((SELECT partition FROM u)), (SELECT node FROM u_node), 'undo: the partition has the archived files again');
 SELECT is(pg_temp.core('sales_2026_02'), (SELECT d FROM k_core), 'undo: the partition''s definition reads as before');
 SELECT is((SELECT row(rows_before, rows_after, fingerprint_before, fingerprint_after)::text FROM u),
           (SELECT row(r2.rows_after, k.rows, r2.fingerprint_after, k.hash)::text FROM r2, k_before k),

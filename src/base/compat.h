@@ -21,6 +21,8 @@
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
 #include "utils/acl.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
 
 #if PG_VERSION_NUM < 150000
 #error "backfill needs PostgreSQL 15 or later"
@@ -72,6 +74,24 @@
 /* 16: tuplesort_getdatum says whether to copy the value it returns */
 #if PG_VERSION_NUM >= 160000
 #define BACKFILL_HAVE_TUPLESORT_GETDATUM_COPY
+#endif
+
+/*
+ * 16: the relation cache names a relation's storage a relfilelocator
+ * (RelationAssumeNewRelfilelocator, rd_*RelfilelocatorSubid)
+ */
+#if PG_VERSION_NUM >= 160000
+#define BACKFILL_HAVE_RELFILELOCATOR
+#endif
+
+/* 17: a relation's smgr link survives the invalidation of its relcache entry */
+#if PG_VERSION_NUM >= 170000
+#define BACKFILL_HAVE_STABLE_SMGR_LINKS
+#endif
+
+/* 18: pg_class counts a table's all-frozen pages (relallfrozen) */
+#if PG_VERSION_NUM >= 180000
+#define BACKFILL_HAVE_RELALLFROZEN
 #endif
 
 /* 17: LockHeldByMe can also answer "this mode or a stronger one" (orstronger) */
@@ -170,6 +190,38 @@ BackfillAttNotNullProven(Oid relid, AttrNumber attnum, bool attnotnull)
 #define BackfillQualifiedNameList(s) stringToQualifiedNameList((s), NULL)
 #else
 #define BackfillQualifiedNameList(s) stringToQualifiedNameList(s)
+#endif
+
+/*
+ * After trading the files of gotnew and gotold in pg_class, as CLUSTER does:
+ * gotold takes over what gotnew's relcache entry knew of its old files
+ * (created or given new files in which subtransaction), and gotnew's files
+ * count as new in this subtransaction (for wal_level = minimal).
+ */
+static inline void
+BackfillTakeOverStorage(Relation gotnew, Relation gotold)
+{
+	gotold->rd_createSubid = gotnew->rd_createSubid;
+#ifdef BACKFILL_HAVE_RELFILELOCATOR
+	gotold->rd_newRelfilelocatorSubid = gotnew->rd_newRelfilelocatorSubid;
+	gotold->rd_firstRelfilelocatorSubid = gotnew->rd_firstRelfilelocatorSubid;
+	RelationAssumeNewRelfilelocator(gotnew);
+#else
+	gotold->rd_newRelfilenodeSubid = gotnew->rd_newRelfilenodeSubid;
+	gotold->rd_firstRelfilenodeSubid = gotnew->rd_firstRelfilenodeSubid;
+	RelationAssumeNewRelfilenode(gotnew);
+#endif
+}
+
+/*
+ * Before 17, the smgr links of two relations that traded files must be
+ * closed before their relcache entries are rebuilt, or one would keep the
+ * other's.
+ */
+#ifdef BACKFILL_HAVE_STABLE_SMGR_LINKS
+#define BackfillCloseSmgrLinks(r1, r2) ((void) 0)
+#else
+#define BackfillCloseSmgrLinks(r1, r2) (RelationCloseSmgrByOid(r1), RelationCloseSmgrByOid(r2))
 #endif
 
 #endif							/* BACKFILL_COMPAT_H */

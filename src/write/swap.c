@@ -3,11 +3,14 @@
  * src/write/swap.c
  *		Swapping a filled staging table in for a partition, atomically.
  *
- * The swap is DETACH of the old partition, ATTACH of the new one and the
- * renames that give the new one the old one's name and index names, all in
- * the caller's transaction, so readers see the old rows or the new rows and
- * never an empty or doubled range.  It holds ACCESS EXCLUSIVE on the parent,
- * the partition and the DEFAULT partition only for catalog work:
+ * Where the staging table has the partition's shape, the two trade files
+ * (swapfiles.c), holding only the partition in ACCESS EXCLUSIVE mode.
+ * Otherwise the swap is DETACH of the old partition, ATTACH of the new one
+ * and the renames that give the new one the old one's name and index names.
+ * Either way it is all in the caller's transaction, so readers see the old
+ * rows or the new rows and never an empty or doubled range.  A DETACH and
+ * ATTACH holds ACCESS EXCLUSIVE on the parent, the partition and the DEFAULT
+ * partition only for catalog work:
  *
  * - the staging table carries a CHECK constraint equal to the partition
  *   constraint (which includes "key IS NOT NULL"), and copies of every index
@@ -66,10 +69,12 @@
 
 #include "base/compat.h"
 #include "base/relation.h"
+#include "base/citus.h"
 #include "base/spi_util.h"
 #include "write/archive.h"
 #include "write/publication.h"
 #include "write/swap.h"
+#include "write/swapfiles.h"
 #include "write/swaplock.h"
 
 #define BOUND_CONSTRAINT	"backfill_partition_bound"
@@ -98,18 +103,6 @@ MarkConstraintValid(Oid relid, const char *conname)
 	CommandCounterIncrement();
 }
 
-/* The index definition after "ON table", with UNIQUE if it is unique. */
-static char *
-IndexShape(Oid indexoid)
-{
-	char	   *def = pg_get_indexdef_string(indexoid);
-	char	   *using = strstr(def, " USING ");
-
-	if (using == NULL)
-		elog(ERROR, "unexpected index definition: %s", def);
-	return psprintf("%s%s", strncmp(def, "CREATE UNIQUE", 13) == 0 ? "U" : "", using);
-}
-
 /*
  * Give the indexes of staging the names in oldnames, a list of (name, shape)
  * of the old partition's indexes, taken before those were renamed or dropped.
@@ -135,7 +128,7 @@ RenameIndexesLike(Oid staging, List *oldnames)
 		{
 			Oid			idx = lfirst_oid(lc);
 
-			if (!OidIsValid(idx) || strcmp(IndexShape(idx), shape) != 0)
+			if (!OidIsValid(idx) || strcmp(BackfillIndexShape(idx), shape) != 0)
 				continue;
 			BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s",
 								  BackfillQualifiedName(idx), quote_identifier(name)));
@@ -163,7 +156,7 @@ IndexNamesAndShapes(Oid relid)
 	table_close(rel, NoLock);
 	foreach(lc, idx)
 		result = lappend(result, list_make2(makeString(get_rel_name(lfirst_oid(lc))),
-											makeString(IndexShape(lfirst_oid(lc)))));
+											makeString(BackfillIndexShape(lfirst_oid(lc)))));
 	return result;
 }
 
@@ -215,9 +208,13 @@ RenameStatisticsLike(Oid staging, List *oldstats)
 	}
 }
 
-/* Under the swap's lock, the partition is still the one we were asked for. */
+/*
+ * Under the swap's lock, the partition is still the one we were asked for
+ * (and, for a DETACH and ATTACH, the parent's DEFAULT partition the one the
+ * swap locked).
+ */
 static void
-RecheckPartUnderLock(BackfillPart *bp)
+RecheckPartUnderLock(BackfillPart *bp, bool attach)
 {
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(bp->part)) ||
 		!get_rel_relispartition(bp->part) ||
@@ -225,7 +222,7 @@ RecheckPartUnderLock(BackfillPart *bp)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("partition %s was detached or dropped during the backfill", bp->qualname)));
-	if (get_default_partition_oid(bp->parent) != bp->defaultpart)
+	if (attach && get_default_partition_oid(bp->parent) != bp->defaultpart)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("the DEFAULT partition of %s changed during the backfill", bp->qualparent)));
@@ -282,46 +279,62 @@ ArchiveDetached(BackfillPart *bp, List *oldindexes)
 }
 
 /*
- * Swap staging in for the partition bp: lock, DETACH, ATTACH, rename, and
- * drop the old partition or keep it renamed.  Must be called inside SPI,
- * with the partition locked in SHARE ROW EXCLUSIVE mode.
+ * The staging table, holding the old rows after a swap of files, becomes the
+ * archive: it, its indexes and its extended statistics take the names that
+ * ArchiveDetached gives the partition's, and it loses the bound constraint,
+ * as a detached partition has none.
  */
-void
-BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
-			   int lock_timeout_ms, int max_attempts, BackfillSwapResult *result)
+static void
+ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs)
 {
-	instr_time	start;
-	List	   *oldindexes;
-	List	   *oldstats;
+	char	   *stagingname = BackfillQualifiedName(staging);
+	ListCell   *lc;
+
+	BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s", stagingname, BOUND_CONSTRAINT));
+	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", stagingname,
+						  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
+	foreach(lc, indexpairs)
+	{
+		List	   *pair = (List *) lfirst(lc);
+
+		BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s", BackfillQualifiedName(lsecond_oid(pair)),
+							  quote_identifier(BackfillArchiveName(get_rel_name(linitial_oid(pair)), bp->nsp))));
+	}
+	BackfillExecGenerated(
+		"SELECT pg_catalog.format('ALTER STATISTICS %I.%I RENAME TO %I', n.nspname, s.stxname,"
+		"  pg_catalog.left(p.stxname, 50) OPERATOR(pg_catalog.||) '_archived_' OPERATOR(pg_catalog.||) s.oid)"
+		" FROM pg_catalog.pg_statistic_ext s JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.stxnamespace"
+		" JOIN pg_catalog.pg_statistic_ext p ON p.stxrelid OPERATOR(pg_catalog.=) $1"
+		"  AND p.stxkind OPERATOR(pg_catalog.=) s.stxkind"
+		"  AND pg_catalog.pg_get_statisticsobjdef_columns(p.oid) OPERATOR(pg_catalog.=)"
+		"      pg_catalog.pg_get_statisticsobjdef_columns(s.oid)"
+		" WHERE s.stxrelid OPERATOR(pg_catalog.=) $2::pg_catalog.oid"
+		/* (an archive swapped back in by undo may have that name already) */
+		"   AND s.stxname OPERATOR(pg_catalog.<>) (pg_catalog.left(p.stxname, 50) OPERATOR(pg_catalog.||) '_archived_'"
+		"       OPERATOR(pg_catalog.||) s.oid)",
+		bp->part, psprintf("%u", staging), "");
+}
+
+/*
+ * DETACH the partition bp, drop it or archive it, give staging its name and
+ * the names of its indexes and statistics, and ATTACH staging.  With the
+ * parent, the partition and the DEFAULT partition locked.
+ */
+static void
+DetachAndAttach(BackfillPart *bp, Oid staging, bool keep_old, BackfillSwapResult *result)
+{
+	List	   *oldindexes = IndexNamesAndShapes(bp->part);
+	List	   *oldstats = StatisticsNamesAndShapes(bp->part);
 	char	   *replident;
 	char	   *clustered;
-	char	   *stagingname;
-	int			nest;
+	char	   *stagingname = BackfillQualifiedName(staging);
 
-	result->attempts = BackfillLockForSwap(bp, lock_timeout_ms, max_attempts);
-	INSTR_TIME_SET_CURRENT(start);
-
-	RecheckPartUnderLock(bp);
-
-	/*
-	 * The fill may not have held the parent (replace.c).  What reaches the
-	 * partition waited for its lock, but the parent may have been renamed
-	 * since, or put in a publication, or made to force row-level security.
-	 */
-	bp->qualparent = BackfillQualifiedName(bp->parent);
-	nest = BackfillPinSearchPath();
-	BackfillRefusePublished(bp->part, NULL);
-	BackfillRefuseForcedRowSecurity(bp);
-	oldindexes = IndexNamesAndShapes(bp->part);
-	oldstats = StatisticsNamesAndShapes(bp->part);
 	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
 								  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
 								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisreplident", bp->part);
 	clustered = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
 								  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
 								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisclustered", bp->part);
-	stagingname = BackfillQualifiedName(staging);
-
 	if (OidIsValid(bp->defaultpart))
 		ProveDefaultOutsideRange(bp);
 
@@ -351,8 +364,54 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	if (OidIsValid(bp->defaultpart))
 		BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s",
 							  BackfillQualifiedName(bp->defaultpart), DEFAULT_CONSTRAINT));
-	BackfillUnpinSearchPath(nest);
-
 	result->newpart = staging;
+}
+
+/*
+ * Swap staging in for the partition bp: by trading their files when they
+ * have the same shape and the table is not Citus's (swapfiles.c), holding
+ * only the partition, else by DETACH and ATTACH; then drop the old rows or
+ * keep them as an archive.  Must be called inside SPI, with the partition
+ * locked in SHARE ROW EXCLUSIVE mode.
+ */
+void
+BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
+			   int lock_timeout_ms, int max_attempts, BackfillSwapResult *result)
+{
+	instr_time	start;
+	List	   *indexpairs = NIL;
+	BackfillCitusRel cr;
+	bool		files;
+	int			nest;
+
+	BackfillCitusDescribe(bp->parent, &cr);
+	files = cr.kind == BACKFILL_CITUS_NONE && BackfillCanSwapFiles(bp->part, staging, &indexpairs);
+	result->attempts = BackfillLockForSwap(bp, !files, lock_timeout_ms, max_attempts);
+	INSTR_TIME_SET_CURRENT(start);
+
+	RecheckPartUnderLock(bp, !files);
+
+	/*
+	 * The fill may not have held the parent (replace.c).  What reaches the
+	 * partition waited for its lock, but the parent may have been renamed
+	 * since, or put in a publication, or made to force row-level security.
+	 */
+	bp->qualparent = BackfillQualifiedName(bp->parent);
+	nest = BackfillPinSearchPath();
+	BackfillRefusePublished(bp->part, NULL);
+	BackfillRefuseForcedRowSecurity(bp);
+	if (files)
+	{
+		BackfillSwapFiles(bp->part, staging, indexpairs);
+		result->newpart = bp->part;
+		result->archived = keep_old ? staging : InvalidOid;
+		if (keep_old)
+			ArchiveStaging(bp, staging, indexpairs);
+		else
+			BackfillExec(psprintf("DROP TABLE %s", BackfillQualifiedName(staging)));
+	}
+	else
+		DetachAndAttach(bp, staging, keep_old, result);
+	BackfillUnpinSearchPath(nest);
 	result->swap_ms = BackfillMsSince(start);
 }

@@ -7,12 +7,14 @@
  * When the swap begins, the transaction already holds SHARE ROW EXCLUSIVE on
  * the partition, whatever the fill read, and, only when the fill had to hold
  * it (replace.c), SHARE UPDATE EXCLUSIVE on the parent.  Those cannot be let
- * go without losing the fill.  The swap then needs ACCESS EXCLUSIVE on the
- * parent, the partition, the DEFAULT partition and the tables the foreign
- * keys point to, always in that order.  Replacements of sibling partitions
- * fill at once (none of them holds the parent meanwhile) and take turns here:
- * each waits for the parent, holding only its own partition, which no
- * other swap needs.
+ * go without losing the fill.  A swap of files (swapfiles.c) then needs
+ * ACCESS SHARE on the parent and ACCESS EXCLUSIVE on the partition and the
+ * tables the foreign keys point to; a DETACH and ATTACH needs ACCESS
+ * EXCLUSIVE on the parent, the partition, the DEFAULT partition and those
+ * tables; always in that order.  Replacements of sibling partitions fill at
+ * once (none of them holds the parent meanwhile) and swap side by side, or
+ * under DETACH and ATTACH take turns here: each waits for the parent,
+ * holding only its own partition, which no other swap needs.
  *
  * The protocol:
  *
@@ -97,13 +99,13 @@ ReferencedTables(BackfillPart *bp)
 
 /* Every relation the swap locks, as an oid[]: a session holding one of them is in our way. */
 static Datum
-SwapRelations(BackfillPart *bp, List *referenced)
+SwapRelations(BackfillPart *bp, List *referenced, bool parent)
 {
 	List	   *rels = list_make2_oid(bp->parent, bp->part);
 	ListCell   *lc;
 	Datum	   *elems;
 
-	if (OidIsValid(bp->defaultpart))
+	if (parent && OidIsValid(bp->defaultpart))
 		rels = list_concat_unique_oid(rels, find_all_inheritors(bp->defaultpart, NoLock, NULL));
 	foreach(lc, referenced)
 		rels = list_concat_unique_oid(rels, find_all_inheritors(lfirst_oid(lc), NoLock, NULL));
@@ -152,11 +154,13 @@ RefuseQueuedWriters(BackfillPart *bp)
 
 /*
  * A session that waits for a lock this transaction holds while holding a lock
- * on one of rels: neither can go on before the other ends.  Fail at once,
- * naming it; the error releases our locks and lets it go on.
+ * on one of rels that the swap's conflicts with (any, but on the parent, the
+ * first of rels, only ACCESS EXCLUSIVE when the swap takes the parent in
+ * ACCESS SHARE mode): neither can go on before the other ends.  Fail at
+ * once, naming it; the error releases our locks and lets it go on.
  */
 static void
-RefuseWaitersOnUs(BackfillPart *bp, Datum rels)
+RefuseWaitersOnUs(BackfillPart *bp, Datum rels, bool parent)
 {
 	int			rc = SPI_execute_with_args(
 		"SELECT h.relation, pg_catalog.format('Process %s (query started %s: %s) holds %s on %s and waits for %s on %s,"
@@ -171,10 +175,11 @@ RefuseWaitersOnUs(BackfillPart *bp, Datum rels)
 		"   AND h.database OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database"
 		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
 		"   AND h.relation OPERATOR(pg_catalog.=) ANY ($1)"
+		"   AND (h.relation OPERATOR(pg_catalog.<>) $1[1] OR $2 OR h.mode OPERATOR(pg_catalog.=) 'AccessExclusiveLock')"
 		"   AND h.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()"
 		"   AND pg_catalog.pg_backend_pid() OPERATOR(pg_catalog.=) ANY (pg_catalog.pg_blocking_pids(h.pid))"
 		" ORDER BY pg_catalog.array_position($1, h.relation), h.pid LIMIT 1",
-		1, (Oid[]) {OIDARRAYOID}, (Datum[]) {rels}, NULL, false, 0);
+		2, (Oid[]) {OIDARRAYOID, BOOLOID}, (Datum[]) {rels, BoolGetDatum(parent)}, NULL, false, 0);
 	Oid			held;
 	bool		isnull;
 
@@ -243,7 +248,7 @@ LockTree(Oid relid, volatile Oid *trying)
  * as a deadlock victim), with the subtransaction and its locks gone.
  */
 static Oid
-TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
+TryLockForSwap(BackfillPart *bp, List *referenced, bool parent, int timeout_ms)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -261,12 +266,18 @@ TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
 
 		(void) set_config_option("lock_timeout", timeout, PGC_USERSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
-		/* the parent before its partitions, as DETACH itself would */
+		/*
+		 * The parent before its partitions, as DETACH itself would.  A swap
+		 * of files only keeps the parent from being dropped or altered
+		 * meanwhile, and waits here, not in the partition's queue, for a
+		 * session that holds the parent and wants the partition: found before
+		 * the next slice, it is let go first.
+		 */
 		trying = bp->parent;
-		LockRelationOid(bp->parent, AccessExclusiveLock);
+		LockRelationOid(bp->parent, parent ? AccessExclusiveLock : AccessShareLock);
 		trying = bp->part;
 		LockRelationOid(bp->part, AccessExclusiveLock);
-		if (OidIsValid(bp->defaultpart))
+		if (parent && OidIsValid(bp->defaultpart))
 			LockTree(bp->defaultpart, &trying);
 		/* ATTACH and DROP change the triggers on the tables foreign keys point to */
 		foreach(lc, referenced)
@@ -301,14 +312,16 @@ TryLockForSwap(BackfillPart *bp, List *referenced, int timeout_ms)
 
 /*
  * Take ACCESS EXCLUSIVE on the parent, the partition, the DEFAULT partition
- * and the tables foreign keys point to, as the file header says.  Returns
- * the number of attempts made.
+ * and the tables foreign keys point to, as the file header says; without
+ * parent (a swap of files, swapfiles.c), ACCESS SHARE on the parent and
+ * ACCESS EXCLUSIVE on the partition and those tables only.  Returns the
+ * number of attempts made.
  */
 int
-BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
+BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_attempts)
 {
 	List	   *referenced = ReferencedTables(bp);
-	Datum		rels = SwapRelations(bp, referenced);
+	Datum		rels = SwapRelations(bp, referenced, parent);
 	int			slice = Min(lock_timeout_ms, Max(DeadlockTimeout / 2, 1));
 
 	BackfillSwapGaveWay = false;
@@ -319,16 +332,18 @@ BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts)
 
 		for (int waited = 0; waited < lock_timeout_ms; waited += slice)
 		{
-			RefuseQueuedWriters(bp);
-			RefuseWaitersOnUs(bp, rels);
-			blocked = TryLockForSwap(bp, referenced, Min(slice, lock_timeout_ms - waited));
+			if (parent)
+				RefuseQueuedWriters(bp);
+			RefuseWaitersOnUs(bp, rels, parent);
+			blocked = TryLockForSwap(bp, referenced, parent, Min(slice, lock_timeout_ms - waited));
 			if (!OidIsValid(blocked))
 				return attempt;
 			/* who held it, read at once */
 			holders = HoldersOf(blocked);
 		}
-		RefuseQueuedWriters(bp);
-		RefuseWaitersOnUs(bp, rels);
+		if (parent)
+			RefuseQueuedWriters(bp);
+		RefuseWaitersOnUs(bp, rels, parent);
 		if (attempt >= max_attempts)
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),

@@ -13,7 +13,7 @@
 #include "write/part.h"
 
 extern bool BackfillSwapGaveWay;
-extern int	BackfillLockForSwap(BackfillPart *bp, int lock_timeout_ms, int max_attempts);
+extern int	BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_attempts);
 extern void BackfillBackOff(int attempt, int lock_timeout_ms);
 
 #endif							/* BACKFILL_SWAPLOCK_H */

@@ -1,0 +1,382 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/write/swapfiles.c
+ *		Swapping a filled staging table in for a partition by trading their
+ *		files, without touching the parent.
+ *
+ * DETACH and ATTACH change the parent's set of partitions: they need ACCESS
+ * EXCLUSIVE on the parent, and the parent's partition descriptor is rebuilt
+ * three times in the swapping transaction and once more in every backend
+ * that next reads the parent, at a cost that grows with the number of
+ * partitions.  When the staging table has exactly the partition's physical
+ * shape, the swap instead trades the two tables' files, as CLUSTER and
+ * VACUUM FULL do:
+ *
+ * - the pg_class rows of the partition and of the staging table trade
+ *   relfilenode, tablespace, frozen-xid horizons and size statistics, and so
+ *   does each pair of matching indexes;
+ * - the TOAST tables trade owners, with their dependencies and names (a
+ *   TOAST pointer names its TOAST table by OID, so the links move, not the
+ *   files);
+ * - the planner statistics of the tables and of their extended statistics
+ *   objects trade places.
+ *
+ * The partition keeps its OID, name, bound, indexes, constraints, triggers,
+ * grants, policies, comments, publications and the views on it: only its
+ * rows change.  The parent is neither locked nor invalidated.
+ *
+ * The shape must match to the byte: the same table access method and
+ * persistence, the same columns at the same attribute numbers with the same
+ * types and none dropped (a row is read by attribute number), a TOAST table
+ * on both or on neither, and for every index of the partition exactly one
+ * index of the staging table with the same definition.  The staging table
+ * is made LIKE the partition, so this holds unless the partition has dropped
+ * columns; swap.c then detaches and attaches.
+ *
+ * If the transaction aborts, the catalog changes go with it and each table
+ * has its own files again; the staging table's files, created in this
+ * transaction, are deleted as before.  If it commits, the old files belong to
+ * the staging table and go when it is dropped, or stay with it as the
+ * archive.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/toast_internals.h"
+#include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_statistic_ext_data.h"
+#include "catalog/pg_type.h"
+#include "commands/tablecmds.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/ruleutils.h"
+#include "utils/syscache.h"
+
+#include "base/compat.h"
+#include "write/swapfiles.h"
+
+/* The index definition after "ON table", with U in front if it is unique. */
+char *
+BackfillIndexShape(Oid indexoid)
+{
+	char	   *def = pg_get_indexdef_string(indexoid);
+	char	   *using = strstr(def, " USING ");
+
+	if (using == NULL)
+		elog(ERROR, "unexpected index definition: %s", def);
+	return psprintf("%s%s", strncmp(def, "CREATE UNIQUE", 13) == 0 ? "U" : "", using);
+}
+
+/* Rows of a and b are laid out alike: the same attributes, none dropped. */
+static bool
+SameColumns(Relation a, Relation b)
+{
+	TupleDesc	da = RelationGetDescr(a);
+	TupleDesc	db = RelationGetDescr(b);
+
+	if (da->natts != db->natts)
+		return false;
+	for (int i = 0; i < da->natts; i++)
+	{
+		Form_pg_attribute x = TupleDescAttr(da, i);
+		Form_pg_attribute y = TupleDescAttr(db, i);
+
+		if (x->attisdropped || y->attisdropped || x->atttypid != y->atttypid ||
+			x->attlen != y->attlen || x->attalign != y->attalign || x->attbyval != y->attbyval ||
+			x->attgenerated != y->attgenerated)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Pair every index of part with the index of staging of the same definition
+ * (as pairs of OIDs, part's first); false if one has none or there are
+ * others.
+ */
+static bool
+PairIndexes(Relation part, Relation staging, List **pairs)
+{
+	List	   *pidx = RelationGetIndexList(part);
+	List	   *sidx = RelationGetIndexList(staging);
+	ListCell   *lp;
+
+	*pairs = NIL;
+	if (list_length(pidx) != list_length(sidx))
+		return false;
+	foreach(lp, pidx)
+	{
+		char	   *shape = BackfillIndexShape(lfirst_oid(lp));
+		ListCell   *ls;
+		bool		found = false;
+
+		CHECK_FOR_INTERRUPTS();
+		foreach(ls, sidx)
+		{
+			if (!OidIsValid(lfirst_oid(ls)) || strcmp(BackfillIndexShape(lfirst_oid(ls)), shape) != 0)
+				continue;
+			*pairs = lappend(*pairs, list_make2_oid(lfirst_oid(lp), lfirst_oid(ls)));
+			lfirst_oid(ls) = InvalidOid;	/* used */
+			found = true;
+			break;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether staging can give partition part its files (see the file header);
+ * if so, *indexpairs pairs their indexes.  Both must be locked.
+ */
+bool
+BackfillCanSwapFiles(Oid part, Oid staging, List **indexpairs)
+{
+	Relation	p = table_open(part, NoLock);
+	Relation	s = table_open(staging, NoLock);
+	bool		ok;
+
+	ok = p->rd_rel->relkind == RELKIND_RELATION && s->rd_rel->relkind == RELKIND_RELATION &&
+		p->rd_rel->relam == s->rd_rel->relam &&
+		p->rd_rel->relpersistence == s->rd_rel->relpersistence &&
+		OidIsValid(p->rd_rel->reltoastrelid) == OidIsValid(s->rd_rel->reltoastrelid) &&
+		SameColumns(p, s) &&
+		PairIndexes(p, s, indexpairs);
+	table_close(s, NoLock);
+	table_close(p, NoLock);
+	return ok;
+}
+
+/*
+ * Trade the storage of relations r1 and r2 (two tables, or two indexes) in
+ * pg_class: files, tablespace, size statistics and, for tables, frozen-xid
+ * horizons and TOAST links.  r1's new files are new in this subtransaction.
+ */
+static void
+SwapClassRows(Oid r1, Oid r2)
+{
+	Relation	classrel = table_open(RelationRelationId, RowExclusiveLock);
+	HeapTuple	t1 = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(r1));
+	HeapTuple	t2 = SearchSysCacheCopy1(RELOID, ObjectIdGetDatum(r2));
+	Form_pg_class c1;
+	Form_pg_class c2;
+	Relation	rel1;
+	Relation	rel2;
+
+	if (!HeapTupleIsValid(t1) || !HeapTupleIsValid(t2))
+		elog(ERROR, "cache lookup failed for relation %u or %u", r1, r2);
+	c1 = (Form_pg_class) GETSTRUCT(t1);
+	c2 = (Form_pg_class) GETSTRUCT(t2);
+
+#define SWAP_FIELD(type, field) do { type tmp_ = c1->field; c1->field = c2->field; c2->field = tmp_; } while (0)
+	SWAP_FIELD(Oid, relfilenode);
+	SWAP_FIELD(Oid, reltablespace);
+	SWAP_FIELD(int32, relpages);
+	SWAP_FIELD(float4, reltuples);
+	SWAP_FIELD(int32, relallvisible);
+#ifdef BACKFILL_HAVE_RELALLFROZEN
+	SWAP_FIELD(int32, relallfrozen);
+#endif
+	if (c1->relkind != RELKIND_INDEX)
+	{
+		SWAP_FIELD(TransactionId, relfrozenxid);
+		SWAP_FIELD(MultiXactId, relminmxid);
+		SWAP_FIELD(Oid, reltoastrelid);
+	}
+#undef SWAP_FIELD
+
+	/* as CLUSTER: r2 takes over what r1's old files were, r1's files are new */
+	rel1 = relation_open(r1, NoLock);
+	rel2 = relation_open(r2, NoLock);
+	BackfillTakeOverStorage(rel1, rel2);
+	relation_close(rel1, NoLock);
+	relation_close(rel2, NoLock);
+
+	CatalogTupleUpdate(classrel, &t1->t_self, t1);
+	CatalogTupleUpdate(classrel, &t2->t_self, t2);
+	heap_freetuple(t1);
+	heap_freetuple(t2);
+	table_close(classrel, RowExclusiveLock);
+	BackfillCloseSmgrLinks(r1, r2);
+}
+
+/*
+ * Trade the rows of catalog, whose first column is the OID of what they
+ * describe (indexed by indexid), between a and b.
+ */
+static void
+SwapCatalogRows(Oid catalog, Oid indexid, Oid a, Oid b)
+{
+	Relation	rel = table_open(catalog, RowExclusiveLock);
+	Oid			owners[2] = {a, b};
+	List	   *moved = NIL;
+	ListCell   *lc;
+
+	for (int i = 0; i < 2; i++)
+	{
+		ScanKeyData key;
+		SysScanDesc scan;
+		HeapTuple	tup;
+
+		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(owners[i]));
+		scan = systable_beginscan(rel, indexid, true, NULL, 1, &key);
+		while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		{
+			HeapTuple	copy = heap_copytuple(tup);
+
+			*((Oid *) GETSTRUCT(copy)) = owners[1 - i];
+			moved = lappend(moved, copy);
+			CatalogTupleDelete(rel, &tup->t_self);
+		}
+		systable_endscan(scan);
+	}
+	foreach(lc, moved)
+		CatalogTupleInsert(rel, (HeapTuple) lfirst(lc));
+	table_close(rel, RowExclusiveLock);
+}
+
+/* (oid, shape) of every extended statistics object on relid. */
+static SPITupleTable *
+StatisticsObjects(Oid relid, uint64 *n)
+{
+	int			rc = SPI_execute_with_args(
+		"SELECT oid, stxkind::pg_catalog.text OPERATOR(pg_catalog.||) ' '"
+		" OPERATOR(pg_catalog.||) pg_catalog.pg_get_statisticsobjdef_columns(oid)"
+		" FROM pg_catalog.pg_statistic_ext WHERE stxrelid OPERATOR(pg_catalog.=) $1",
+		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(relid)}, NULL, false, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the statistics objects of %u", relid);
+	*n = SPI_processed;
+	return SPI_tuptable;
+}
+
+/* Trade the data of each extended statistics object of part with its like on staging. */
+static void
+SwapExtendedStatistics(Oid part, Oid staging)
+{
+	uint64		np;
+	uint64		ns;
+	SPITupleTable *pt = StatisticsObjects(part, &np);
+	SPITupleTable *st = StatisticsObjects(staging, &ns);
+	bool	   *used = palloc0(sizeof(bool) * (ns + 1));
+
+	for (uint64 i = 0; i < np; i++)
+	{
+		char	   *shape = SPI_getvalue(pt->vals[i], pt->tupdesc, 2);
+
+		for (uint64 j = 0; j < ns; j++)
+		{
+			bool		isnull;
+
+			if (used[j] || strcmp(SPI_getvalue(st->vals[j], st->tupdesc, 2), shape) != 0)
+				continue;
+			used[j] = true;
+			SwapCatalogRows(StatisticExtDataRelationId, StatisticExtDataStxoidInhIndexId,
+							DatumGetObjectId(SPI_getbinval(pt->vals[i], pt->tupdesc, 1, &isnull)),
+							DatumGetObjectId(SPI_getbinval(st->vals[j], st->tupdesc, 1, &isnull)));
+			break;
+		}
+	}
+}
+
+/* Rename relid (an index if index), then make the new name visible. */
+static void
+RenameVisibly(Oid relid, const char *name, bool index)
+{
+	RenameRelationInternal(relid, name, true, index);
+	CommandCounterIncrement();
+}
+
+/*
+ * After SwapClassRows(part, staging): the TOAST table that was staging's,
+ * toast_s, now belongs to part and the one that was part's, toast_p, to
+ * staging.  Record that in pg_depend, and trade their names and their
+ * indexes' names (pg_toast_<owner>), by way of a name neither has.
+ */
+static void
+TradeToastOwners(Oid part, Oid staging, Oid toast_p, Oid toast_s)
+{
+	ObjectAddress owner;
+	ObjectAddress toast;
+	Oid			index_p = toast_get_valid_index(toast_p, NoLock);
+	Oid			index_s = toast_get_valid_index(toast_s, NoLock);
+
+	if (deleteDependencyRecordsFor(RelationRelationId, toast_p, false) != 1 ||
+		deleteDependencyRecordsFor(RelationRelationId, toast_s, false) != 1)
+		elog(ERROR, "expected one dependency record for each TOAST table");
+	ObjectAddressSet(owner, RelationRelationId, part);
+	ObjectAddressSet(toast, RelationRelationId, toast_s);
+	recordDependencyOn(&toast, &owner, DEPENDENCY_INTERNAL);
+	ObjectAddressSet(owner, RelationRelationId, staging);
+	ObjectAddressSet(toast, RelationRelationId, toast_p);
+	recordDependencyOn(&toast, &owner, DEPENDENCY_INTERNAL);
+	CommandCounterIncrement();
+
+	RenameVisibly(toast_p, psprintf("backfill_swap_%u", toast_p), false);
+	RenameVisibly(index_p, psprintf("backfill_swap_%u_index", toast_p), true);
+	RenameVisibly(toast_s, psprintf("pg_toast_%u", part), false);
+	RenameVisibly(index_s, psprintf("pg_toast_%u_index", part), true);
+	RenameVisibly(toast_p, psprintf("pg_toast_%u", staging), false);
+	RenameVisibly(index_p, psprintf("pg_toast_%u_index", staging), true);
+}
+
+/* The TOAST table of relid, or InvalidOid. */
+static Oid
+ToastOf(Oid relid)
+{
+	Relation	rel = table_open(relid, NoLock);
+	Oid			toast = rel->rd_rel->reltoastrelid;
+
+	table_close(rel, NoLock);
+	return toast;
+}
+
+/*
+ * Give partition part the files of staging, and staging those of part:
+ * tables, their TOAST tables and indexes (indexpairs, from
+ * BackfillCanSwapFiles) and their planner statistics.  Both must be held in
+ * ACCESS EXCLUSIVE mode.  Must be called inside SPI.
+ */
+void
+BackfillSwapFiles(Oid part, Oid staging, List *indexpairs)
+{
+	Oid			toast_p = ToastOf(part);
+	Oid			toast_s = ToastOf(staging);
+	ListCell   *lc;
+
+	SwapClassRows(part, staging);
+	foreach(lc, indexpairs)
+	{
+		List	   *pair = (List *) lfirst(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		SwapClassRows(linitial_oid(pair), lsecond_oid(pair));
+		/* (an expression index has statistics of its own) */
+		SwapCatalogRows(StatisticRelationId, StatisticRelidAttnumInhIndexId,
+						linitial_oid(pair), lsecond_oid(pair));
+	}
+	SwapCatalogRows(StatisticRelationId, StatisticRelidAttnumInhIndexId, part, staging);
+	CommandCounterIncrement();
+	SwapExtendedStatistics(part, staging);
+	if (OidIsValid(toast_p))
+		TradeToastOwners(part, staging, toast_p, toast_s);
+	CommandCounterIncrement();
+}
