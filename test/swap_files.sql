@@ -5,14 +5,15 @@
 -- and attaching the copy. Checked here: the partition keeps its OID and its place under the
 -- parent (its pg_inherits row is the same row version), and the parent's catalog row is not
 -- rewritten; the rows are the source's, read through every index as through the table; TOAST
--- values (stored out of line) read back, and the TOAST tables are named for their owners, so
+-- values (stored out of line) read back; a NOT VALID constraint, checked on every new row, is
+-- valid; and the TOAST tables are named for their owners, so
 -- that a later CLUSTER of the partition or of the archive (which renames TOAST tables by that
 -- rule) works; the planner statistics are the new rows'; a swap rolled back to a savepoint
 -- leaves the partition's files, rows and statistics as they were; keep_old and undo trade the
 -- files back; a partition with a dropped column is still replaced, by DETACH and ATTACH.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(24);
+SELECT plan(25);
 
 CREATE FUNCTION pg_temp.fp(rel regclass) RETURNS text
 LANGUAGE sql AS $$ SELECT (backfill_fingerprint(rel)).hash $$;
@@ -45,6 +46,8 @@ CREATE TABLE sf_src AS
 		   (SELECT string_agg(md5(g::text || ':' || k), '') FROM generate_series(1, 100) k) AS note
 	FROM generate_series(1, 2000) g;
 ANALYZE sf;
+-- a constraint the old rows were never checked against
+ALTER TABLE sf_0301 ADD CONSTRAINT sf_0301_revenue CHECK (revenue >= 0) NOT VALID;
 
 CREATE TEMP TABLE before AS
 	SELECT 'sf_0301'::regclass::oid AS part, pg_relation_filenode('sf_0301') AS node,
@@ -62,6 +65,8 @@ SELECT is(pg_temp.rowver('pg_class', 'oid = ''sf''::regclass'), (SELECT parent F
 	'the parent''s pg_class row was not rewritten');
 SELECT is(pg_temp.fp('sf_0301'), pg_temp.fp('sf_src'), 'the partition holds the source''s rows');
 SELECT is(pg_temp.fp('sf_0302'), (SELECT other FROM before), 'the other partition is as it was');
+SELECT is((SELECT convalidated FROM pg_constraint WHERE conname = 'sf_0301_revenue' AND conrelid = 'sf_0301'::regclass), true,
+	'its NOT VALID constraint, checked on every new row, is valid now');
 SELECT is((SELECT count(*) FROM sf_0301 WHERE length(note) = 3200), 2000::bigint,
 	'every TOAST value reads back whole');
 SELECT ok(pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE oid = 'sf_0301'::regclass)) > 0,

@@ -316,6 +316,36 @@ ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs)
 }
 
 /*
+ * After a swap of files: the partition's NOT VALID constraints that its copy
+ * enforced on every new row (one of the same name, kind and definition, valid
+ * there) hold now, and are marked valid, as they are after a DETACH and
+ * ATTACH, where the copy's constraints become the partition's.
+ */
+static void
+ValidateCheckedConstraints(Oid part, Oid staging)
+{
+	int			rc = SPI_execute_with_args(
+		"SELECT p.conname FROM pg_catalog.pg_constraint p JOIN pg_catalog.pg_constraint s"
+		"   ON s.conrelid OPERATOR(pg_catalog.=) $2 AND s.conname OPERATOR(pg_catalog.=) p.conname"
+		"  AND s.contype OPERATOR(pg_catalog.=) p.contype AND s.convalidated"
+		"  AND pg_catalog.pg_get_constraintdef(p.oid) OPERATOR(pg_catalog.=)"
+		"      (pg_catalog.pg_get_constraintdef(s.oid) OPERATOR(pg_catalog.||) ' NOT VALID')"
+		" WHERE p.conrelid OPERATOR(pg_catalog.=) $1 AND NOT p.convalidated"
+		"   AND p.contype OPERATOR(pg_catalog.=) ANY ('{c,n}')",
+		2, (Oid[]) {OIDOID, OIDOID}, (Datum[]) {ObjectIdGetDatum(part), ObjectIdGetDatum(staging)},
+		NULL, false, 0);
+	SPITupleTable *names;
+	uint64		n;
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the constraints of %u", part);
+	names = SPI_tuptable;
+	n = SPI_processed;
+	for (uint64 i = 0; i < n; i++)
+		MarkConstraintValid(part, SPI_getvalue(names->vals[i], names->tupdesc, 1));
+}
+
+/*
  * DETACH the partition bp, drop it or archive it, give staging its name and
  * the names of its indexes and statistics, and ATTACH staging.  With the
  * parent, the partition and the DEFAULT partition locked.
@@ -403,6 +433,7 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	if (files)
 	{
 		BackfillSwapFiles(bp->part, staging, indexpairs);
+		ValidateCheckedConstraints(bp->part, staging);
 		result->newpart = bp->part;
 		result->archived = keep_old ? staging : InvalidOid;
 		if (keep_old)
