@@ -28,6 +28,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
+#include "fmgr.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
@@ -301,6 +302,35 @@ BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *s
 	}
 	BackfillCitusLock(relid, false, mode);
 	return true;
+}
+
+/*
+ * Hold off a COPY into the distributed table relid, from any node, until
+ * this transaction ends.  Citus's COPY into a distributed partitioned table
+ * locks none of its partitions, as an INSERT does: it asks, on the node where
+ * it runs, for the shard resource locks of the table's shards (ROW
+ * EXCLUSIVE).  Take those in SHARE mode (which COPY waits for, and which
+ * sibling replacements share) here and on every worker with metadata, in
+ * this transaction's own connections, so they are held until the
+ * distributed commit.  Must be called inside SPI.
+ */
+void
+BackfillCitusHoldOffCopy(Oid relid)
+{
+	char	   *ids = BackfillQueryText("SELECT pg_catalog.array_agg(shardid ORDER BY shardid)::pg_catalog.text"
+										" FROM pg_catalog.pg_dist_shard WHERE logicalrelid OPERATOR(pg_catalog.=) $1",
+										relid);
+	char	   *lock;
+	void		(*on_workers) (const char *command);
+
+	if (ids == NULL)
+		return;
+	/* 5: ShareLock, in the shards' order, as COPY takes them */
+	lock = psprintf("SELECT pg_catalog.lock_shard_resources(5, %s::pg_catalog.int8[])", quote_literal_cstr(ids));
+	BackfillExec(lock);
+	on_workers = (void (*) (const char *))
+		load_external_function("citus", "SendCommandToWorkersWithMetadata", true, NULL);
+	on_workers(lock);
 }
 
 /*

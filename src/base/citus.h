@@ -36,5 +36,6 @@ extern bool BackfillCitusDistributed(Oid relid);
 extern bool BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *scope,
 									const char *mode);
 extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
+extern void BackfillCitusHoldOffCopy(Oid relid);
 
 #endif							/* BACKFILL_CITUS_H */

@@ -297,6 +297,8 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 		bp->distcol = cr.distcol ? cr.distcol : "";
 		BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
 		BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
+		/* and a COPY into the parent, which takes none of those on the partition */
+		BackfillCitusHoldOffCopy(parent);
 	}
 }
 
