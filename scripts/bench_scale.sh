@@ -10,8 +10,7 @@
 # to the bare replacement at the same size.  Then, on tables of 100 and 3,650 partitions of
 # 10 rows, backfill_plan's time (check_untouched 'counters'), a run's time per task (30
 # tasks, check_untouched off), the time of a bare backfill_replace_partition of each of the
-# same 30 partitions (its DETACH and ATTACH are PostgreSQL's, and rebuild the parent's
-# partition descriptor), and the difference: what the run adds per task.  Timings are wall-clock on a shared machine: read the ratios.
+# same 30 partitions, and the difference: what the run adds per task.  Timings are wall-clock on a shared machine: read the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
