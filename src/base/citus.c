@@ -305,6 +305,23 @@ BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, const char *s
 }
 
 /*
+ * Whether the cancel this backend just had came from Citus's distributed
+ * deadlock detector, which chose this transaction to end a deadlock through
+ * the workers (and forget it, as Citus's own report of it would).  Citus
+ * changes the cancel's SQLSTATE to 40P01 only when the error is reported.
+ */
+bool
+BackfillCitusCancelledByDeadlock(void)
+{
+	bool		(*check) (bool clear);
+
+	if (!BackfillCitusPresent())
+		return false;
+	check = (bool (*) (bool)) load_external_function("citus", "MyBackendGotCancelledDueToDeadlock", false, NULL);
+	return check != NULL && check(true);
+}
+
+/*
  * Hold off a COPY into the distributed table relid, from any node, until
  * this transaction ends.  Citus's COPY into a distributed partitioned table
  * locks none of its partitions, as an INSERT does: it asks, on the node where

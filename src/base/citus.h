@@ -37,5 +37,6 @@ extern bool BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, c
 									const char *mode);
 extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 extern void BackfillCitusHoldOffCopy(Oid relid);
+extern bool BackfillCitusCancelledByDeadlock(void);
 
 #endif							/* BACKFILL_CITUS_H */

@@ -93,7 +93,9 @@ typedef struct TaskOutcome
 	int			sqlerrcode;		/* a failure's own SQLSTATE, message and detail */
 	char	   *message;
 	char	   *detail;
-	bool		gave_way;		/* its swap gave way to a session waiting for it */
+	bool		gave_way;		/* its swap gave way to a session waiting for it, or
+								 * Citus's deadlock detector chose it */
+	bool		cancelled;		/* a cancel stopped it: recorded, then the call stops */
 	double		seconds;
 } TaskOutcome;
 
@@ -709,22 +711,40 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 	{
 		ErrorData  *edata;
 		char	   *reconcile = out->reconcile;	/* the measures that did not reconcile */
+		bool		cancelled = false;
+		bool		deadlock = false;
 
 		BackfillLogRunId = 0;
 		BackfillLogWhy = NULL;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		edata = BackfillAbortSubtransaction(cxt, owner);
-		/* a cancel or a shutdown stops the run: the task stays pending */
+		/* a shutdown stops the run at once: the task stays pending */
+		if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+			ReThrowError(edata);
+
+		/*
+		 * A cancel that was Citus's distributed deadlock detector choosing
+		 * this transaction is a lock conflict: the task is done again, as
+		 * when its swap gives way.  Any other cancel (but a statement
+		 * timeout, a failure like others) is recorded, then stops the call.
+		 */
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
 			(edata->message_id == NULL ||
 			 strcmp(edata->message_id, "canceling statement due to statement timeout") != 0))
-			ReThrowError(edata);
-		if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
-			ReThrowError(edata);
+		{
+			deadlock = BackfillCitusCancelledByDeadlock();
+			cancelled = !deadlock;
+			if (deadlock)
+			{
+				edata->sqlerrcode = ERRCODE_T_R_DEADLOCK_DETECTED;
+				edata->message = pstrdup("canceling the transaction since it was involved in a distributed deadlock");
+			}
+		}
 		memset(out, 0, sizeof(*out));
 		out->ok = false;
 		out->reconcile = reconcile;
-		out->gave_way = BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+		out->cancelled = cancelled;
+		out->gave_way = deadlock || (BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
 		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
 		out->sqlerrcode = edata->sqlerrcode;
 		out->message = pstrdup(edata->message);
@@ -1475,7 +1495,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		MemoryContextSwitchTo(old);
 		if (call->stop_code == 0)
 			call->stop_code = out.sqlerrcode;
-		if (!run->opts.on_error_continue)
+		if (!run->opts.on_error_continue || out.cancelled)
 			RaiseTaskFailed(call, run, &task, &out);
 	}
 	CommitStep();
