@@ -5,15 +5,17 @@
 -- and attaching the copy. Checked here: the partition keeps its OID and its place under the
 -- parent (its pg_inherits row is the same row version), and the parent's catalog row is not
 -- rewritten; the rows are the source's, read through every index as through the table; TOAST
--- values (stored out of line) read back; a NOT VALID constraint, checked on every new row, is
--- valid; and the TOAST tables are named for their owners, so
+-- values (stored out of line) read back, and the TOAST tables are named for their owners, so
 -- that a later CLUSTER of the partition or of the archive (which renames TOAST tables by that
--- rule) works; the planner statistics are the new rows'; a swap rolled back to a savepoint
--- leaves the partition's files, rows and statistics as they were; keep_old and undo trade the
--- files back; a partition with a dropped column is still replaced, by DETACH and ATTACH.
+-- rule) works; the planner statistics are the new rows'; undo swaps the archive back in (by
+-- DETACH and ATTACH: its files are not new); a swap rolled back to a savepoint leaves the
+-- partition's rows as they were; a NOT VALID constraint, checked on every new row, is valid
+-- after a swap of files. By DETACH and ATTACH instead: a replacement keeping the old rows of
+-- a partition with a column added with a default after them (the archive must still read
+-- that default for them), and a partition with a dropped column.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(25);
+SELECT plan(28);
 
 CREATE FUNCTION pg_temp.fp(rel regclass) RETURNS text
 LANGUAGE sql AS $$ SELECT (backfill_fingerprint(rel)).hash $$;
@@ -46,8 +48,6 @@ CREATE TABLE sf_src AS
 		   (SELECT string_agg(md5(g::text || ':' || k), '') FROM generate_series(1, 100) k) AS note
 	FROM generate_series(1, 2000) g;
 ANALYZE sf;
--- a constraint the old rows were never checked against
-ALTER TABLE sf_0301 ADD CONSTRAINT sf_0301_revenue CHECK (revenue >= 0) NOT VALID;
 
 CREATE TEMP TABLE before AS
 	SELECT 'sf_0301'::regclass::oid AS part, pg_relation_filenode('sf_0301') AS node,
@@ -65,8 +65,6 @@ SELECT is(pg_temp.rowver('pg_class', 'oid = ''sf''::regclass'), (SELECT parent F
 	'the parent''s pg_class row was not rewritten');
 SELECT is(pg_temp.fp('sf_0301'), pg_temp.fp('sf_src'), 'the partition holds the source''s rows');
 SELECT is(pg_temp.fp('sf_0302'), (SELECT other FROM before), 'the other partition is as it was');
-SELECT is((SELECT convalidated FROM pg_constraint WHERE conname = 'sf_0301_revenue' AND conrelid = 'sf_0301'::regclass), true,
-	'its NOT VALID constraint, checked on every new row, is valid now');
 SELECT is((SELECT count(*) FROM sf_0301 WHERE length(note) = 3200), 2000::bigint,
 	'every TOAST value reads back whole');
 SELECT ok(pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE oid = 'sf_0301'::regclass)) > 0,
@@ -98,7 +96,7 @@ SELECT lives_ok($$CLUSTER sf_0301 USING sf_0301_pkey$$, 'the partition can be cl
 SELECT lives_ok($$CLUSTER sf_0301_archived USING sf_0301_pkey_archived$$, 'so can the archive');
 SELECT is(pg_temp.fp('sf_0301'), pg_temp.fp('sf_src'), 'and the partition still holds the source''s rows');
 
--- undo trades the files back
+-- undo swaps the archive back in
 SELECT lives_ok($$SELECT backfill_undo((SELECT max(id) FROM backfill_log))$$, 'undo');
 SELECT is(pg_temp.fp('sf_0301'), (SELECT fp FROM before), 'the partition holds the old rows again');
 SELECT is((SELECT most_common_vals IS NULL FROM pg_stats WHERE tablename = 'sf_0301' AND attname = 'revenue'), true,
@@ -109,6 +107,22 @@ SAVEPOINT s;
 SELECT backfill_replace_partition('sf_0302', 'SELECT id, day, 1 AS revenue, note FROM sf WHERE day >= $1 AND day < $2');
 ROLLBACK TO s;
 SELECT is(pg_temp.fp('sf_0302'), (SELECT other FROM before), 'a swap rolled back: the old rows are there');
+
+-- a constraint the old rows were never checked against: valid once every row is new
+ALTER TABLE sf_0301 ADD CONSTRAINT sf_0301_revenue CHECK (revenue >= 0) NOT VALID;
+CREATE TEMP TABLE before_check AS SELECT 'sf_0301'::regclass::oid AS part;
+SELECT backfill_replace_partition('sf_0301', 'SELECT * FROM sf_src WHERE day >= $1 AND day < $2');
+SELECT is('sf_0301'::regclass::oid, (SELECT part FROM before_check), 'a swap of files');
+SELECT is((SELECT convalidated FROM pg_constraint WHERE conname = 'sf_0301_revenue' AND conrelid = 'sf_0301'::regclass), true,
+	'the NOT VALID constraint, checked on every new row, is valid now');
+
+-- a column added with a default after the old rows, which are kept: DETACH and ATTACH
+ALTER TABLE sf ADD COLUMN extra int DEFAULT 7;
+SELECT backfill_replace_partition('sf_0302', 'SELECT id, day, revenue, note, 8 AS extra FROM sf WHERE day >= $1 AND day < $2',
+	keep_old => true);
+SELECT is((SELECT count(*) FROM sf_0302_archived WHERE extra = 7), 100::bigint,
+	'the archive still reads the added column''s default for the old rows');
+SELECT is((SELECT count(*) FROM sf_0302 WHERE extra = 8), 100::bigint, 'the partition holds the new rows');
 
 -- a dropped column: the copy cannot take the partition's files; DETACH and ATTACH instead
 ALTER TABLE sf DROP COLUMN note;

@@ -415,11 +415,17 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	int			nest;
 
 	BackfillCitusDescribe(bp->parent, &cr);
-	files = cr.kind == BACKFILL_CITUS_NONE && BackfillCanSwapFiles(bp->part, staging, &indexpairs);
+	files = cr.kind == BACKFILL_CITUS_NONE && BackfillCanSwapFiles(bp->part, staging, keep_old, &indexpairs);
 	result->attempts = BackfillLockForSwap(bp, !files, lock_timeout_ms, max_attempts);
 	INSTR_TIME_SET_CURRENT(start);
 
 	RecheckPartUnderLock(bp, !files);
+	/* (what locks only an index, as ALTER INDEX does, was not kept out by the fill's lock) */
+	if (files && !BackfillCanSwapFiles(bp->part, staging, keep_old, &indexpairs))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("an index of partition %s changed during the backfill", bp->qualname),
+				 errhint("Nothing was changed. Run the backfill again.")));
 
 	/*
 	 * The fill may not have held the parent (replace.c).  What reaches the

@@ -31,7 +31,14 @@
  * on both or on neither, and for every index of the partition exactly one
  * index of the staging table with the same definition.  The staging table
  * is made LIKE the partition, so this holds unless the partition has dropped
- * columns; swap.c then detaches and attaches.
+ * columns.  The copy must also be new in this subtransaction (the partition
+ * is then given files this transaction made, as CLUSTER gives them; an
+ * archive swapped back by undo is not).  When the old files are kept as the
+ * archive, the archive must read them as the partition did: no column with a
+ * value for rows stored before it was added (LIKE does not copy that), no
+ * constraint the old rows were never checked against (NOT VALID) and no
+ * index that is not valid and ready (the copy's are).  Otherwise swap.c
+ * detaches and attaches.
  *
  * If the transaction aborts, the catalog changes go with it and each table
  * has its own files again; the staging table's files, created in this
@@ -52,6 +59,7 @@
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext_data.h"
 #include "catalog/pg_type.h"
@@ -69,6 +77,7 @@
 #include "utils/syscache.h"
 
 #include "base/compat.h"
+#include "base/spi_util.h"
 #include "write/swapfiles.h"
 
 /* The index definition after "ON table", with U in front if it is unique. */
@@ -83,9 +92,13 @@ BackfillIndexShape(Oid indexoid)
 	return psprintf("%s%s", strncmp(def, "CREATE UNIQUE", 13) == 0 ? "U" : "", using);
 }
 
-/* Rows of a and b are laid out alike: the same attributes, none dropped. */
+/*
+ * Rows of a and b are laid out alike: the same attributes, none dropped (and,
+ * with nomissing, none of a's with a value for rows stored before it was
+ * added).
+ */
 static bool
-SameColumns(Relation a, Relation b)
+SameColumns(Relation a, Relation b, bool nomissing)
 {
 	TupleDesc	da = RelationGetDescr(a);
 	TupleDesc	db = RelationGetDescr(b);
@@ -99,7 +112,8 @@ SameColumns(Relation a, Relation b)
 
 		if (x->attisdropped || y->attisdropped || x->atttypid != y->atttypid ||
 			x->attlen != y->attlen || x->attalign != y->attalign || x->attbyval != y->attbyval ||
-			x->attgenerated != y->attgenerated)
+			x->attgenerated != y->attgenerated || x->attcollation != y->attcollation ||
+			x->atttypmod != y->atttypmod || (nomissing && x->atthasmissing))
 			return false;
 	}
 	return true;
@@ -142,22 +156,51 @@ PairIndexes(Relation part, Relation staging, List **pairs)
 	return true;
 }
 
+/* Whether every constraint of relid was checked against its rows, and every index is valid and ready. */
+static bool
+AllChecked(Relation rel)
+{
+	List	   *idx = RelationGetIndexList(rel);
+	ListCell   *lc;
+
+	if (BackfillQueryText("SELECT 1 FROM pg_catalog.pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) $1"
+						  " AND NOT convalidated AND contype OPERATOR(pg_catalog.=) ANY ('{c,n,f}') LIMIT 1",
+						  RelationGetRelid(rel)) != NULL)
+		return false;
+	foreach(lc, idx)
+	{
+		HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		bool		ok;
+
+		if (!HeapTupleIsValid(tup))
+			return false;
+		ok = ((Form_pg_index) GETSTRUCT(tup))->indisvalid && ((Form_pg_index) GETSTRUCT(tup))->indisready;
+		ReleaseSysCache(tup);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 /*
- * Whether staging can give partition part its files (see the file header);
- * if so, *indexpairs pairs their indexes.  Both must be locked.
+ * Whether staging can give partition part its files (see the file header),
+ * the old ones kept as the archive when keep; if so, *indexpairs pairs their
+ * indexes.  Both must be locked.  Must be called inside SPI.
  */
 bool
-BackfillCanSwapFiles(Oid part, Oid staging, List **indexpairs)
+BackfillCanSwapFiles(Oid part, Oid staging, bool keep, List **indexpairs)
 {
 	Relation	p = table_open(part, NoLock);
 	Relation	s = table_open(staging, NoLock);
 	bool		ok;
 
 	ok = p->rd_rel->relkind == RELKIND_RELATION && s->rd_rel->relkind == RELKIND_RELATION &&
+		s->rd_createSubid == GetCurrentSubTransactionId() &&
 		p->rd_rel->relam == s->rd_rel->relam &&
 		p->rd_rel->relpersistence == s->rd_rel->relpersistence &&
 		OidIsValid(p->rd_rel->reltoastrelid) == OidIsValid(s->rd_rel->reltoastrelid) &&
-		SameColumns(p, s) &&
+		SameColumns(p, s, keep) &&
+		(!keep || AllChecked(p)) &&
 		PairIndexes(p, s, indexpairs);
 	table_close(s, NoLock);
 	table_close(p, NoLock);
@@ -362,6 +405,19 @@ BackfillSwapFiles(Oid part, Oid staging, List *indexpairs)
 	Oid			toast_s = ToastOf(staging);
 	ListCell   *lc;
 
+	/* every relation whose files move, or whose name or owner changes */
+	foreach(lc, indexpairs)
+	{
+		LockRelationOid(linitial_oid((List *) lfirst(lc)), AccessExclusiveLock);
+		LockRelationOid(lsecond_oid((List *) lfirst(lc)), AccessExclusiveLock);
+	}
+	if (OidIsValid(toast_p))
+	{
+		LockRelationOid(toast_p, AccessExclusiveLock);
+		LockRelationOid(toast_s, AccessExclusiveLock);
+		LockRelationOid(toast_get_valid_index(toast_p, AccessExclusiveLock), AccessExclusiveLock);
+		LockRelationOid(toast_get_valid_index(toast_s, AccessExclusiveLock), AccessExclusiveLock);
+	}
 	SwapClassRows(part, staging);
 	foreach(lc, indexpairs)
 	{

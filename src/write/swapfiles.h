@@ -14,7 +14,7 @@
 #include "nodes/pg_list.h"
 
 extern char *BackfillIndexShape(Oid indexoid);
-extern bool BackfillCanSwapFiles(Oid part, Oid staging, List **indexpairs);
+extern bool BackfillCanSwapFiles(Oid part, Oid staging, bool keep, List **indexpairs);
 extern void BackfillSwapFiles(Oid part, Oid staging, List *indexpairs);
 
 #endif							/* BACKFILL_SWAPFILES_H */
