@@ -45,10 +45,12 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_partitioned_table.h"
+#include "catalog/pg_statistic_ext.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
@@ -160,52 +162,35 @@ IndexNamesAndShapes(Oid relid)
 	return result;
 }
 
-/* (name, shape) of every extended statistics object on relid. */
-static List *
-StatisticsNamesAndShapes(Oid relid)
+/* The name of the extended statistics object stxoid, unqualified. */
+static char *
+StatisticsName(Oid stxoid)
 {
-	List	   *result = NIL;
-	int			rc = SPI_execute_with_args(
-		"SELECT stxname, stxkind::pg_catalog.text OPERATOR(pg_catalog.||) ' '"
-		" OPERATOR(pg_catalog.||) pg_catalog.pg_get_statisticsobjdef_columns(oid)"
-		" FROM pg_catalog.pg_statistic_ext WHERE stxrelid OPERATOR(pg_catalog.=) $1",
-		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(relid)}, NULL, false, 0);
+	HeapTuple	tup = SearchSysCache1(STATEXTOID, ObjectIdGetDatum(stxoid));
+	char	   *name;
 
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the statistics objects of %u", relid);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		result = lappend(result,
-						 list_make2(makeString(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)),
-									makeString(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2))));
-	return result;
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for statistics object %u", stxoid);
+	name = pstrdup(NameStr(((Form_pg_statistic_ext) GETSTRUCT(tup))->stxname));
+	ReleaseSysCache(tup);
+	return name;
 }
 
-/* Give the statistics objects of staging the names in oldstats, pairs found by shape. */
+/*
+ * Rename the second object of each pair in statpairs (staging's, from
+ * BackfillPairStatistics) to the name in names at the same place.
+ */
 static void
-RenameStatisticsLike(Oid staging, List *oldstats)
+RenameStatisticsLike(Oid staging, List *statpairs, List *names)
 {
-	List	   *now = StatisticsNamesAndShapes(staging);
-	ListCell   *lo;
+	ListCell   *lp;
 	ListCell   *ln;
 
-	foreach(lo, oldstats)
-	{
-		List	   *old = (List *) lfirst(lo);
-
-		foreach(ln, now)
-		{
-			List	   *cur = (List *) lfirst(ln);
-
-			if (cur == NIL || strcmp(strVal(lsecond(cur)), strVal(lsecond(old))) != 0)
-				continue;
-			BackfillExec(psprintf("ALTER STATISTICS %s RENAME TO %s",
-								  quote_qualified_identifier(get_namespace_name(get_rel_namespace(staging)),
-															 strVal(linitial(cur))),
-								  quote_identifier(strVal(linitial(old)))));
-			lfirst(ln) = NIL;
-			break;
-		}
-	}
+	forboth(lp, statpairs, ln, names)
+		BackfillExec(psprintf("ALTER STATISTICS %s RENAME TO %s",
+							  quote_qualified_identifier(get_namespace_name(get_rel_namespace(staging)),
+														 StatisticsName(lsecond_oid((List *) lfirst(lp)))),
+							  quote_identifier(strVal(lfirst(ln)))));
 }
 
 /*
@@ -280,14 +265,16 @@ ArchiveDetached(BackfillPart *bp, List *oldindexes)
 
 /*
  * The staging table, holding the old rows after a swap of files, becomes the
- * archive: it, its indexes and its extended statistics take the names that
- * ArchiveDetached gives the partition's, and it loses the bound constraint,
- * as a detached partition has none.
+ * archive: it, its indexes (indexpairs) and its extended statistics
+ * (statpairs) take the names that ArchiveDetached gives the partition's, and
+ * it loses the bound constraint, as a detached partition has none.
  */
 static void
-ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs)
+ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs, List *statpairs)
 {
 	char	   *stagingname = BackfillQualifiedName(staging);
+	List	   *renamed = NIL;
+	List	   *names = NIL;
 	ListCell   *lc;
 
 	BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s", stagingname, BOUND_CONSTRAINT));
@@ -300,19 +287,24 @@ ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs)
 		BackfillExec(psprintf("ALTER INDEX %s RENAME TO %s", BackfillQualifiedName(lsecond_oid(pair)),
 							  quote_identifier(BackfillArchiveName(get_rel_name(linitial_oid(pair)), bp->nsp))));
 	}
-	BackfillExecGenerated(
-		"SELECT pg_catalog.format('ALTER STATISTICS %I.%I RENAME TO %I', n.nspname, s.stxname,"
-		"  pg_catalog.left(p.stxname, 50) OPERATOR(pg_catalog.||) '_archived_' OPERATOR(pg_catalog.||) s.oid)"
-		" FROM pg_catalog.pg_statistic_ext s JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) s.stxnamespace"
-		" JOIN pg_catalog.pg_statistic_ext p ON p.stxrelid OPERATOR(pg_catalog.=) $1"
-		"  AND p.stxkind OPERATOR(pg_catalog.=) s.stxkind"
-		"  AND pg_catalog.pg_get_statisticsobjdef_columns(p.oid) OPERATOR(pg_catalog.=)"
-		"      pg_catalog.pg_get_statisticsobjdef_columns(s.oid)"
-		" WHERE s.stxrelid OPERATOR(pg_catalog.=) $2::pg_catalog.oid"
-		/* (an archive swapped back in by undo may have that name already) */
-		"   AND s.stxname OPERATOR(pg_catalog.<>) (pg_catalog.left(p.stxname, 50) OPERATOR(pg_catalog.||) '_archived_'"
-		"       OPERATOR(pg_catalog.||) s.oid)",
-		bp->part, psprintf("%u", staging), "");
+	/*
+	 * As ArchiveDetached names them: the first 50 characters, "_archived_"
+	 * and the OID (which an archive swapped back in within the transaction
+	 * that made it may have already).
+	 */
+	foreach(lc, statpairs)
+	{
+		List	   *pair = (List *) lfirst(lc);
+		char	   *name = StatisticsName(linitial_oid(pair));
+		char	   *archived = psprintf("%.*s_archived_%u", pg_mbcharcliplen(name, strlen(name), 50), name,
+										lsecond_oid(pair));
+
+		if (strcmp(archived, StatisticsName(lsecond_oid(pair))) == 0)
+			continue;
+		renamed = lappend(renamed, pair);
+		names = lappend(names, makeString(archived));
+	}
+	RenameStatisticsLike(staging, renamed, names);
 }
 
 /*
@@ -354,11 +346,15 @@ static void
 DetachAndAttach(BackfillPart *bp, Oid staging, bool keep_old, BackfillSwapResult *result)
 {
 	List	   *oldindexes = IndexNamesAndShapes(bp->part);
-	List	   *oldstats = StatisticsNamesAndShapes(bp->part);
+	List	   *statpairs = BackfillPairStatistics(bp->part, staging);
+	List	   *oldstats = NIL;
 	char	   *replident;
+	ListCell   *lc;
 	char	   *clustered;
 	char	   *stagingname = BackfillQualifiedName(staging);
 
+	foreach(lc, statpairs)
+		oldstats = lappend(oldstats, makeString(StatisticsName(linitial_oid((List *) lfirst(lc)))));
 	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
 								  " JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) i.indexrelid"
 								  " WHERE i.indrelid OPERATOR(pg_catalog.=) $1 AND i.indisreplident", bp->part);
@@ -381,7 +377,7 @@ DetachAndAttach(BackfillPart *bp, Oid staging, bool keep_old, BackfillSwapResult
 	}
 
 	RenameIndexesLike(staging, oldindexes);
-	RenameStatisticsLike(staging, oldstats);
+	RenameStatisticsLike(staging, statpairs, oldstats);
 	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", stagingname, quote_identifier(bp->name)));
 	BackfillExec(psprintf("ALTER TABLE %s ATTACH PARTITION %s %s",
 						  bp->qualparent, bp->qualname, bp->boundspec));
@@ -438,12 +434,13 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	BackfillRefuseForcedRowSecurity(bp);
 	if (files)
 	{
-		BackfillSwapFiles(bp->part, staging, indexpairs);
+		List	   *statpairs = BackfillSwapFiles(bp->part, staging, indexpairs);
+
 		ValidateCheckedConstraints(bp->part, staging);
 		result->newpart = bp->part;
 		result->archived = keep_old ? staging : InvalidOid;
 		if (keep_old)
-			ArchiveStaging(bp, staging, indexpairs);
+			ArchiveStaging(bp, staging, indexpairs, statpairs);
 		else
 			BackfillExec(psprintf("DROP TABLE %s", BackfillQualifiedName(staging)));
 	}

@@ -295,49 +295,42 @@ SwapCatalogRows(Oid catalog, Oid indexid, Oid a, Oid b)
 	table_close(rel, RowExclusiveLock);
 }
 
-/* (oid, shape) of every extended statistics object on relid. */
-static SPITupleTable *
-StatisticsObjects(Oid relid, uint64 *n)
+/*
+ * Pair each extended statistics object of part with the one of staging of
+ * the same kinds on the same columns, as OID pairs, part's first; objects
+ * without a like are left out.  Must be called inside SPI.
+ */
+List *
+BackfillPairStatistics(Oid part, Oid staging)
 {
 	int			rc = SPI_execute_with_args(
-		"SELECT oid, stxkind::pg_catalog.text OPERATOR(pg_catalog.||) ' '"
-		" OPERATOR(pg_catalog.||) pg_catalog.pg_get_statisticsobjdef_columns(oid)"
-		" FROM pg_catalog.pg_statistic_ext WHERE stxrelid OPERATOR(pg_catalog.=) $1",
-		1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(relid)}, NULL, false, 0);
+		"SELECT p.oid, s.oid FROM pg_catalog.pg_statistic_ext p JOIN pg_catalog.pg_statistic_ext s"
+		"   ON s.stxrelid OPERATOR(pg_catalog.=) $2 AND s.stxkind OPERATOR(pg_catalog.=) p.stxkind"
+		"  AND pg_catalog.pg_get_statisticsobjdef_columns(s.oid) OPERATOR(pg_catalog.=)"
+		"      pg_catalog.pg_get_statisticsobjdef_columns(p.oid)"
+		" WHERE p.stxrelid OPERATOR(pg_catalog.=) $1 ORDER BY p.oid, s.oid",
+		2, (Oid[]) {OIDOID, OIDOID}, (Datum[]) {ObjectIdGetDatum(part), ObjectIdGetDatum(staging)},
+		NULL, false, 0);
+	SPITupleTable *rows = SPI_tuptable;
+	uint64		n = SPI_processed;
+	List	   *pairs = NIL;
+	List	   *used = NIL;
 
 	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read the statistics objects of %u", relid);
-	*n = SPI_processed;
-	return SPI_tuptable;
-}
-
-/* Trade the data of each extended statistics object of part with its like on staging. */
-static void
-SwapExtendedStatistics(Oid part, Oid staging)
-{
-	uint64		np;
-	uint64		ns;
-	SPITupleTable *pt = StatisticsObjects(part, &np);
-	SPITupleTable *st = StatisticsObjects(staging, &ns);
-	bool	   *used = palloc0(sizeof(bool) * (ns + 1));
-
-	for (uint64 i = 0; i < np; i++)
+		elog(ERROR, "could not read the statistics objects of %u", part);
+	for (uint64 i = 0; i < n; i++)
 	{
-		char	   *shape = SPI_getvalue(pt->vals[i], pt->tupdesc, 2);
+		bool		isnull;
+		Oid			p = DatumGetObjectId(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
+		Oid			st = DatumGetObjectId(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
 
-		for (uint64 j = 0; j < ns; j++)
-		{
-			bool		isnull;
-
-			if (used[j] || strcmp(SPI_getvalue(st->vals[j], st->tupdesc, 2), shape) != 0)
-				continue;
-			used[j] = true;
-			SwapCatalogRows(StatisticExtDataRelationId, StatisticExtDataStxoidInhIndexId,
-							DatumGetObjectId(SPI_getbinval(pt->vals[i], pt->tupdesc, 1, &isnull)),
-							DatumGetObjectId(SPI_getbinval(st->vals[j], st->tupdesc, 1, &isnull)));
-			break;
-		}
+		/* (two objects alike on one side: each pairs once) */
+		if (list_member_oid(used, p) || list_member_oid(used, st))
+			continue;
+		used = lappend_oid(lappend_oid(used, p), st);
+		pairs = lappend(pairs, list_make2_oid(p, st));
 	}
+	return pairs;
 }
 
 /* Rename relid (an index if index), then make the new name visible. */
@@ -395,14 +388,17 @@ ToastOf(Oid relid)
 /*
  * Give partition part the files of staging, and staging those of part:
  * tables, their TOAST tables and indexes (indexpairs, from
- * BackfillCanSwapFiles) and their planner statistics.  Both must be held in
- * ACCESS EXCLUSIVE mode.  Must be called inside SPI.
+ * BackfillCanSwapFiles) and their planner statistics, and return the pairs
+ * of extended statistics objects whose data were traded
+ * (BackfillPairStatistics).  Both must be held in ACCESS EXCLUSIVE mode.
+ * Must be called inside SPI.
  */
-void
+List *
 BackfillSwapFiles(Oid part, Oid staging, List *indexpairs)
 {
 	Oid			toast_p = ToastOf(part);
 	Oid			toast_s = ToastOf(staging);
+	List	   *statpairs;
 	ListCell   *lc;
 
 	/* every relation whose files move, or whose name or owner changes */
@@ -430,9 +426,12 @@ BackfillSwapFiles(Oid part, Oid staging, List *indexpairs)
 						linitial_oid(pair), lsecond_oid(pair));
 	}
 	SwapCatalogRows(StatisticRelationId, StatisticRelidAttnumInhIndexId, part, staging);
-	CommandCounterIncrement();
-	SwapExtendedStatistics(part, staging);
+	statpairs = BackfillPairStatistics(part, staging);
+	foreach(lc, statpairs)
+		SwapCatalogRows(StatisticExtDataRelationId, StatisticExtDataStxoidInhIndexId,
+						linitial_oid((List *) lfirst(lc)), lsecond_oid((List *) lfirst(lc)));
 	if (OidIsValid(toast_p))
 		TradeToastOwners(part, staging, toast_p, toast_s);
 	CommandCounterIncrement();
+	return statpairs;
 }

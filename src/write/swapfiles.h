@@ -15,6 +15,7 @@
 
 extern char *BackfillIndexShape(Oid indexoid);
 extern bool BackfillCanSwapFiles(Oid part, Oid staging, bool keep, List **indexpairs);
-extern void BackfillSwapFiles(Oid part, Oid staging, List *indexpairs);
+extern List *BackfillPairStatistics(Oid part, Oid staging);
+extern List *BackfillSwapFiles(Oid part, Oid staging, List *indexpairs);
 
 #endif							/* BACKFILL_SWAPFILES_H */
