@@ -13,7 +13,7 @@
 -- point.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(25);
+SELECT plan(33);
 
 CREATE FUNCTION pg_temp.hash(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
 	SELECT (backfill_fingerprint(rel, scope)).hash
@@ -115,6 +115,49 @@ CREATE TEMP TABLE w12 AS SELECT * FROM backfill_probe_idempotency(
 	'pw', $$day = '2026-03-05'$$);
 SELECT matches((SELECT verdict FROM w12), '^not a repair of the window: it changed rows outside the scope',
                'another day replaced with fewer rows: reported');
+
+-- ============================================================ the scope read from the partition or by a query: one answer
+-- The scope's partitions are read straight from their storage, the scope run on each row, when
+-- it is a plain expression, and by a query on the parent when it is not (a subquery here): the
+-- sums must be the same either way, and across the way, as when a day with a dropped column,
+-- its columns in another order, is replaced by a new table at the second point.
+CREATE TABLE pw_0311 (v numeric(12,2), junk int, day date, id bigint);
+ALTER TABLE pw_0311 DROP COLUMN junk;
+ALTER TABLE pw ATTACH PARTITION pw_0311 FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+INSERT INTO pw_src SELECT g, date '2026-03-11', CASE WHEN g % 9 = 0 THEN NULL ELSE g % 31 END
+FROM generate_series(6001, 6400) g;
+INSERT INTO pw SELECT * FROM pw_src WHERE day = '2026-03-11';
+CREATE TEMP TABLE w13 AS SELECT s.scope, p.* FROM (VALUES
+	($$pw.day = '2026-03-11' AND v > 10$$),
+	($$public.pw.day = '2026-03-11' AND v > 10$$),
+	($$day = (SELECT date '2026-03-11') AND v > 10$$)) s(scope),
+	LATERAL backfill_probe_idempotency(
+		$$SELECT backfill_replace_partition('pw_0311', 'SELECT * FROM pw_src WHERE day >= $1 AND day < $2')$$,
+		'pw', s.scope) p;
+SELECT is((SELECT count(*) FROM w13 WHERE idempotent), 3::bigint,
+          'a replaced day with a dropped column: idempotent, the scope read directly, through the schema, or by a query');
+SELECT is((SELECT count(DISTINCT row(fingerprint_before, fingerprint_first, fingerprint_second)) FROM w13), 1::bigint,
+          'the three ways of writing the scope: the same fingerprints at every point');
+SELECT is((SELECT fingerprint_before FROM w13 LIMIT 1), pg_temp.hash('pw', $$day = '2026-03-11' AND v > 10$$),
+          'read from the partition: the scope''s fingerprint, as a query on the parent takes it');
+SELECT is((SELECT rows_before FROM w13 LIMIT 1), (SELECT count(*) FROM pw_src WHERE day = '2026-03-11' AND v > 10),
+          'read from the partition: the scope''s rows, a NULL scope counting as outside');
+CREATE TEMP TABLE w14 AS SELECT s.scope, p.* FROM (VALUES
+	($$day = '2026-03-11' AND v > 10$$), ($$day = (SELECT date '2026-03-11') AND v > 10$$)) s(scope),
+	LATERAL backfill_probe_idempotency(
+		$$UPDATE pw SET id = id + 100000 WHERE day = '2026-03-11' AND v IS NULL$$, 'pw', s.scope) p;
+SELECT is((SELECT count(*) FROM w14 WHERE verdict ~ '^not a repair of the window: each run changed rows outside the scope'),
+          2::bigint, 'rows whose scope is NULL written: outside the scope, read directly or by a query');
+CREATE TEMP TABLE w15 AS SELECT s.scope, p.* FROM (VALUES
+	($$day = '2026-03-11' AND v > 10$$), ($$day = (SELECT date '2026-03-11') AND v > 10$$)) s(scope),
+	LATERAL backfill_probe_idempotency(
+		$$UPDATE pw SET v = v + 1 WHERE day = '2026-03-11' AND v > 20$$, 'pw', s.scope) p;
+SELECT is((SELECT count(*) FROM w15 WHERE verdict ~ '^not idempotent: the second run changed'), 2::bigint,
+          'v = v + 1 inside the scope: not idempotent, read directly or by a query');
+SELECT throws_ok($$SELECT * FROM backfill_probe_idempotency('UPDATE pw SET v = v WHERE day = ''2026-03-11''',
+                   'pw', $s$day = '2026-03-11' AND 1 / (id - id) > 0$s$)$$, '22012', NULL,
+                 'a scope that fails on a row fails the probe, as its query would');
+SELECT is(pg_temp.hash('pw_0311'), pg_temp.hash('pw_src', $$day = '2026-03-11'$$), 'after the probes, the day holds its rows');
 
 -- ============================================================ a plain table
 CREATE TEMP TABLE w10 AS SELECT * FROM backfill_probe_idempotency(

@@ -15,6 +15,12 @@
  * before (fingerprint.c), so what a fingerprint shows, and who may take it,
  * do not depend on the way it is read.
  *
+ * A probe's reads of a scope's partitions, split by the scope, are read the
+ * same way when the scope is a plain expression over the row (no subquery,
+ * aggregate, set-returning function or whole-row reference): the scope is
+ * parsed over each partition, as the query on the parent would bind it, and
+ * run on the scan's slot.
+ *
  * When parallel query is allowed and the table is large enough for the
  * planner to give a scan of it workers, the scan is parallel: a parallel
  * context, as CREATE INDEX uses for a parallel build, whose workers and the
@@ -30,6 +36,7 @@
 
 #include "access/parallel.h"
 #include "access/relscan.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -39,11 +46,19 @@
 #include "catalog/pg_inherits.h"
 #include "executor/executor.h"
 #include "executor/tuptable.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "miscadmin.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/paths.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_collate.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_relation.h"
+#include "parser/parser.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/spin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -420,6 +435,151 @@ BackfillFingerprintScan(Oid via, Oid relid, bool read_only, BackfillFingerprint 
 			table_close((Relation) lfirst(lc), NoLock);
 		done = true;
 	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return done;
+}
+
+/* Whether a raw expression names a column through its schema (schema.table.column). */
+static bool
+NamesThroughSchema(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, ColumnRef) && list_length(((ColumnRef *) node)->fields) >= 3)
+		return true;
+	return raw_expression_tree_walker(node, NamesThroughSchema, context);
+}
+
+/*
+ * COALESCE((scope), false) over the rows of rel, bound as a query on via
+ * (rel, or a table it is a partition of) binds it, ready to run on a slot of
+ * rel's; NULL when only a query can run it: a subquery, an aggregate, a
+ * window or set-returning function, a whole-row reference, a column named
+ * through its schema.  Its functions' EXECUTE rights are checked as a query
+ * checks them, when the expression is made ready.
+ */
+static ExprState *
+ScopeOverRel(Oid via, Relation rel, const char *scope)
+{
+	List	   *raw = raw_parser(psprintf("SELECT COALESCE(((\n%s\n)), false)", scope), RAW_PARSE_DEFAULT);
+	SelectStmt *sel;
+	ParseState *pstate;
+	Node	   *expr;
+	Bitmapset  *attrs = NULL;
+	bool		plain;
+
+	sel = list_length(raw) == 1 && IsA(linitial_node(RawStmt, raw)->stmt, SelectStmt)
+		? (SelectStmt *) linitial_node(RawStmt, raw)->stmt : NULL;
+	if (sel == NULL || list_length(sel->targetList) != 1 || sel->fromClause != NIL ||
+		sel->whereClause != NULL || sel->op != SETOP_NONE)
+		return NULL;
+	expr = linitial_node(ResTarget, sel->targetList)->val;
+	if (NamesThroughSchema(expr, NULL))
+		return NULL;
+
+	pstate = make_parsestate(NULL);
+	addNSItemToQuery(pstate,
+					 addRangeTableEntryForRelation(pstate, rel, AccessShareLock,
+												   makeAlias(get_rel_name(via), NIL), false, true),
+					 false, true, true);
+	expr = transformExpr(pstate, expr, EXPR_KIND_SELECT_TARGET);
+	plain = !pstate->p_hasSubLinks && !pstate->p_hasAggs && !pstate->p_hasWindowFuncs &&
+		!pstate->p_hasTargetSRFs;
+	if (plain)
+	{
+		expr = coerce_to_boolean(pstate, expr, "scope");
+		assign_expr_collations(pstate, expr);
+		pull_varattnos(expr, 1, &attrs);
+		plain = !bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
+	}
+	free_parsestate(pstate);
+	return plain ? ExecInitExpr(expression_planner((Expr *) expr), NULL) : NULL;
+}
+
+/* Add the rows of rel on snap to inside where scope holds for them, else to outside. */
+static void
+ScanSplitRows(Participant *p, Relation rel, ExprState *scope, Snapshot snap,
+			  BackfillFingerprint *inside, BackfillFingerprint *outside)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	ExprContext *econtext = CreateStandaloneExprContext();
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+
+	if (p->hasher == NULL || !BackfillSameColumns(p->hashdesc, desc))
+	{
+		p->hasher = BackfillRowHasherCreate(desc, desc->natts, NULL);
+		p->hashdesc = CreateTupleDescCopy(desc);
+	}
+	econtext->ecxt_scantuple = slot;
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		uint64		h = BackfillHashRow(p->hasher, slot);
+		bool		isnull;
+		BackfillFingerprint *fp;
+
+		CHECK_FOR_INTERRUPTS();
+		ResetExprContext(econtext);
+		fp = DatumGetBool(ExecEvalExprSwitchContext(scope, econtext, &isnull)) && !isnull
+			? inside : outside;
+		fp->rows++;
+		fp->sum1 += h;
+		fp->sum2 += BackfillFingerprintLane2(h);
+	}
+	table_endscan(scan);
+	FreeExprContext(econtext, true);
+	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Add the rows of the tables parts (via itself, or partitions of it) on the
+ * active snapshot to inside where scope holds for them and to outside where
+ * it does not, by scanning them directly, as BackfillFingerprintSplit's query
+ * on via would split them; false, having added nothing, if something calls
+ * for that query instead (see MayScanDirectly and ScopeOverRel).
+ */
+bool
+BackfillFingerprintScanSplit(Oid via, List *parts, const char *scope,
+							 BackfillFingerprint *inside, BackfillFingerprint *outside)
+{
+	MemoryContext cxt;
+	MemoryContext old;
+	List	   *rels = NIL;
+	List	   *states = NIL;
+	ListCell   *lc;
+	bool		done = true;
+
+	LockRelationOid(via, AccessShareLock);
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "backfill fingerprint split",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	/* every table and its scope first, so that nothing is added unless all can be read */
+	foreach(lc, parts)
+	{
+		Relation	rel;
+		ExprState  *state = NULL;
+
+		if (!(done = MayScanDirectly(via, lfirst_oid(lc))))
+			break;
+		rel = table_open(lfirst_oid(lc), AccessShareLock);
+		rels = lappend(rels, rel);
+		if (!(done = ScanGivesRows(rel) && (state = ScopeOverRel(via, rel, scope)) != NULL))
+			break;
+		states = lappend(states, state);
+	}
+	if (done)
+	{
+		Participant p;
+		ListCell   *sc;
+
+		memset(&p, 0, sizeof(p));
+		forboth(lc, rels, sc, states)
+			ScanSplitRows(&p, (Relation) lfirst(lc), (ExprState *) lfirst(sc),
+						  GetActiveSnapshot(), inside, outside);
+	}
+	foreach(lc, rels)
+		table_close((Relation) lfirst(lc), NoLock);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 	return done;

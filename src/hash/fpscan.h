@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * src/hash/fpscan.h
- *		A whole table's fingerprint, read by a table scan of its own.
+ *		Fingerprints read by table scans of their own: a whole table's, and
+ *		a scope's partitions' split by the scope.
  *
  *-------------------------------------------------------------------------
  */
@@ -14,5 +15,8 @@
 
 extern bool BackfillFingerprintScan(Oid via, Oid relid, bool read_only,
 									BackfillFingerprint *fp);
+extern bool BackfillFingerprintScanSplit(Oid via, List *parts, const char *scope,
+										 BackfillFingerprint *inside,
+										 BackfillFingerprint *outside);
 
 #endif							/* BACKFILL_FPSCAN_H */

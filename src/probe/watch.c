@@ -61,6 +61,7 @@
 #include "base/relation.h"
 #include "base/spi_util.h"
 #include "hash/fingerprint.h"
+#include "hash/fpscan.h"
 #include "probe/watch.h"
 
 /* The target's relations with storage, by OID: the table, or its partitions. */
@@ -169,6 +170,26 @@ SortedIndex(List *sorted, Oid oid)
 }
 
 static bool NewUnderScope(BackfillWatch *w, List *leaves);
+
+/*
+ * Add the rows of the target under where, the bounds of parts (or ONLY the
+ * target's own rows, where NULL and parts the target), split by scope, on
+ * the active snapshot: from parts directly while each is one of leaves, the
+ * target's relations now (so the rows under a bound are its partition's),
+ * else by a query on the target.
+ */
+static void
+SplitRead(BackfillWatch *w, List *leaves, List *parts, const char *where, const char *scope,
+		  BackfillFingerprint *inside, BackfillFingerprint *outside)
+{
+	ListCell   *lc;
+
+	foreach(lc, parts)
+		if (SortedIndex(leaves, lfirst_oid(lc)) < 0)
+			break;
+	if (lc != NULL || !BackfillFingerprintScanSplit(w->target, parts, scope, inside, outside))
+		BackfillFingerprintSplit(w->target, where, scope, inside, outside);
+}
 
 /* The constraint of partition part, deparsed as the caller's queries parse it. */
 static char *
@@ -294,7 +315,7 @@ BackfillWatchPoint(BackfillWatch *w, Oid target, const char *scope)
 	if (w->eagerwhere && !w->moved)
 	{
 		PushActiveSnapshot(w->snaps[k]);
-		BackfillFingerprintSplit(w->target, w->eagerwhere, w->scope ? w->scope : scope, &w->ein[k], &w->eout[k]);
+		SplitRead(w, rels, w->eager, w->eagerwhere, w->scope ? w->scope : scope, &w->ein[k], &w->eout[k]);
 		PopActiveSnapshot();
 	}
 	if (k == 0)
@@ -369,6 +390,7 @@ bool
 BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFingerprint *outside)
 {
 	List	   *written = NIL;
+	List	   *leaves;
 	BackfillFingerprint rest;
 	StringInfoData others;
 
@@ -392,6 +414,7 @@ BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFinger
 										   w->scope, others.data), &rest);
 		PopActiveSnapshot();
 	}
+	leaves = StoredRelations(w->target);
 	for (int k = 0; k < WATCH_POINTS; k++)
 	{
 		ListCell   *lc;
@@ -407,10 +430,10 @@ BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFinger
 			Oid			part = lfirst_oid(lc);
 			char	   *bound = part == w->target ? NULL : PartitionBound(part);
 
-			BackfillFingerprintSplit(w->target, part == w->target ? NULL
-									 : psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
-												bound ? bound : "", bound ? " AND " : "", part),
-									 w->scope, &inside[k], &outside[k]);
+			SplitRead(w, leaves, list_make1_oid(part), part == w->target ? NULL
+					  : psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
+								 bound ? bound : "", bound ? " AND " : "", part),
+					  w->scope, &inside[k], &outside[k]);
 		}
 		PopActiveSnapshot();
 	}
