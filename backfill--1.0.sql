@@ -352,7 +352,9 @@ CREATE TABLE @extschema@.backfill_runs_data (
 	untouched_after jsonb,
 	cron_job bigint,
 	error text,
-	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside'))
+	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside')),
+	throttled interval NOT NULL DEFAULT '0 s',
+	throttle_reason text
 );
 ALTER SEQUENCE @extschema@.backfill_runs_id_seq OWNED BY @extschema@.backfill_runs_data.id;
 COMMENT ON TABLE @extschema@.backfill_runs_data IS
@@ -473,7 +475,7 @@ CREATE VIEW @extschema@.backfill_runs WITH (security_barrier) AS
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched_after END AS untouched_after,
 		r.cron_job,
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error,
-		r.origin
+		r.origin, r.throttled, r.throttle_reason
 	FROM @extschema@.backfill_runs_data r
 	WHERE @extschema@.backfill_visible(r.target_oid);
 COMMENT ON VIEW @extschema@.backfill_runs IS
@@ -569,11 +571,12 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  tasks_total bigint, tasks_done bigint, tasks_failed bigint, tasks_pending bigint,
 				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
 				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
-				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text)
+				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
+				  throttled pg_catalog.interval, throttle_reason pg_catalog.text)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
-	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job';
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why';
 
 CREATE VIEW @extschema@.backfill_progress AS
 	SELECT * FROM @extschema@.backfill_run_progress();

@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(163);
+SELECT plan(185);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -159,6 +159,34 @@ SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"chunk": "1 day"}')$$, '22023', '^options.chunk is for plain tables$', 'options: chunk on a partitioned table');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"window_column": "order_id"}')$$, '22023', '^options.window_column must be the partition key "day" of public.rc, not "order_id"$', 'options: window_column other than the partition key');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"search_path": false}')$$, '22023', '^options.search_path must be a string or a number, not false$', 'options: search_path a boolean');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_replica_lag_ms": 0}')$$, '22023', '^options.max_replica_lag_ms must be an integer between 1 and 86400000, not 0$', 'options: max_replica_lag_ms 0');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"replicas": ["standby1"]}')$$, '22023', '^options.replicas needs options.max_replica_lag_ms$', 'options: replicas without max_replica_lag_ms');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_replica_lag_ms": 500, "replicas": "standby1"}')$$, '22023', '^options.replicas must be an array of standbys. application_name, not "standby1"$', 'options: replicas a string');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_replica_lag_ms": 500, "replicas": []}')$$, '22023', '^options.replicas must name at least one standby$', 'options: replicas empty');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_replica_lag_ms": 500, "replicas": [1]}')$$, '22023', '^options.replicas must hold strings, not 1$', 'options: replicas holding a number');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_replica_lag_ms": 500, "replicas": [""]}')$$, '22023', '^options.replicas must hold names of 1 to 63 bytes, not ""$', 'options: replicas holding an empty name');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"max_slot_lag_bytes": "64MB"}')$$, '22023', '^options.max_slot_lag_bytes must be an integer between 1 and 1125899906842624, not "64MB"$', 'options: max_slot_lag_bytes a string');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": ""}')$$, '22023', '^options.throttle_query must not be empty$', 'options: throttle_query empty');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": "SELECT 1"}')$$, '42804', '^options.throttle_query must return one boolean column$', 'options: throttle_query not a boolean');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": "SELECT true, false"}')$$, '42804', '^options.throttle_query must return one boolean column$', 'options: throttle_query of two columns');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": "SELEC true"}')$$, '42601', '^invalid options.throttle_query: syntax error at or near "SELEC"$', 'options: throttle_query a syntax error');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": "SELECT true; SELECT false"}')$$, '42601', '^options.throttle_query must be a single query, not 2 statements$', 'options: throttle_query two statements');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_query": "SELECT true FROM rc_nosuch"}')$$, '42P01', '^invalid options.throttle_query: relation "rc_nosuch" does not exist$', 'options: throttle_query reading a table that does not exist');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"critical_query": "DELETE FROM rc_orders RETURNING true"}')$$, '42809', '^options.critical_query must be a SELECT, VALUES or TABLE query$', 'options: critical_query a DELETE');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"critical_query": "WITH d AS (DELETE FROM rc_orders RETURNING 1) SELECT true FROM d"}')$$, '42809', '^options.critical_query must only read$', 'options: critical_query with a data-modifying WITH');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"critical_query": false}')$$, '22023', '^options.critical_query must be a string, not false$', 'options: critical_query a boolean');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_limit": 0}')$$, '22023', '^options.cost_limit must be an integer between 1 and 10000, not 0$', 'options: cost_limit 0');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_delay_ms": 5000}')$$, '22023', '^options.cost_delay_ms must be an integer between 1 and 1000, not 5000$', 'options: cost_delay_ms too long');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_timeout_ms": 10}')$$, '22023', '^options.throttle_timeout_ms must be an integer between 1000 and 604800000, not 10$', 'options: throttle_timeout_ms too short');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_interval_ms": 0}')$$, '22023', '^options.throttle_interval_ms must be an integer between 10 and 60000, not 0$', 'options: throttle_interval_ms 0');
+SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_delay_ms": 10}') AS throttled_run \gset
+SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13') AS plain_run \gset
+SELECT is((SELECT options->>'cost_limit' || '/' || (options->>'cost_delay_ms') || '/' || (options->>'throttle_timeout_ms') || '/' || (options->>'throttle_interval_ms')
+	FROM backfill_runs WHERE id = :throttled_run),
+	'200/10/1800000/250', 'options: cost_delay_ms alone sets a budget of cost_limit 200, as VACUUM; the throttle waits up to 30 min, looking every 250 ms');
+SELECT is((SELECT jsonb_build_array(options->'max_replica_lag_ms', options->'replicas', options->'max_slot_lag_bytes', options->'throttle_query', options->'critical_query', options->'cost_limit')
+	FROM backfill_runs WHERE id = :plain_run),
+	'[null, null, null, null, null, null]'::jsonb, 'options: without throttle options, a run is not throttled');
 -- plain tables
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13')$$, '22023', '^a run on a table that is not partitioned needs options.window_column and options.chunk$', 'plain: no window_column');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13', options => '{"window_column": "day"}')$$, '22023', 'needs options.window_column and options.chunk', 'plain: no chunk');

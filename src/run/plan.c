@@ -62,6 +62,7 @@
 #include "run/pin.h"
 #include "run/plan.h"
 #include "run/runstate.h"
+#include "run/throttle.h"
 #include "run/window.h"
 #include "validate/validate.h"
 #include "write/part.h"
@@ -790,6 +791,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 		(void) BackfillCheckKeyTypes(pr.relid, pr.key, BackfillRelColumns(pr.relid, pr.key, "key"));
 	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
 					   (!pr.partitioned || strcmp(pr.strategy, "merge") == 0) ? pr.keyname : NULL);
+	BackfillThrottleCheck(&pr.opts.throttle, BackfillRelOwner(pr.relid), pr.opts.search_path, extschema);
 	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();
 	dependents = Dependents(pr.relid);

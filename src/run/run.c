@@ -68,6 +68,7 @@
 #include "record/log.h"
 #include "run/plan.h"
 #include "run/runstate.h"
+#include "run/throttle.h"
 #include "run/window.h"
 #include "validate/diff.h"
 #include "write/inplace.h"
@@ -96,6 +97,7 @@ typedef struct TaskOutcome
 	bool		gave_way;		/* its swap gave way to a session waiting for it, or
 								 * Citus's deadlock detector chose it */
 	bool		cancelled;		/* a cancel stopped it: recorded, then the call stops */
+	bool		throttle_paused;	/* the throttle stopped it: not recorded, the run pauses */
 	double		seconds;
 } TaskOutcome;
 
@@ -744,6 +746,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		out->ok = false;
 		out->reconcile = reconcile;
 		out->cancelled = cancelled;
+		out->throttle_paused = BackfillThrottlePaused() != NULL;
 		out->gave_way = deadlock || (BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
 		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
 		out->sqlerrcode = edata->sqlerrcode;
@@ -925,24 +928,6 @@ ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, TimestampTz c
 		ereport(WARNING,
 				(errmsg("run " INT64_FORMAT ": %s failed (attempt %d of %d): %s",
 						run->id, name, task->attempts + 1, run->opts.max_attempts, out->error)));
-}
-
-/* Sleep ms milliseconds, waking for interrupts. */
-static void
-Pause(int ms)
-{
-	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), ms);
-
-	for (;;)
-	{
-		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
-
-		CHECK_FOR_INTERRUPTS();
-		if (left <= 0)
-			break;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
 }
 
 /* REFRESH the dependent materialized views; returns what was done as jsonb text, *ok false on a failure. */
@@ -1364,6 +1349,9 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	if (strcmp(run->status, "running") != 0)
 		BackfillRunSetStatus(run, "running", NULL);
 	CommitStep();
+	if (BackfillThrottleWanted(&run->opts.throttle))
+		BackfillThrottleArm(&run->opts.throttle, runid, extschema, BackfillRelOwner(run->targetoid),
+							run->opts.search_path);
 	return true;
 }
 
@@ -1433,6 +1421,48 @@ RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, TaskOutcome
 			 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again: the failed task is retried (up to max_attempts), finished tasks are not redone.", call->runid)));
 }
 
+/* Add the time the run spent throttled since the last time, and why, to its row. */
+static void
+RecordThrottled(BackfillRun *run)
+{
+	char	   *reason;
+	double		seconds = BackfillThrottleTake(&reason);
+	Oid			types[3] = {INT8OID, FLOAT8OID, TEXTOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', reason ? ' ' : 'n'};
+
+	if (seconds <= 0 && reason == NULL)
+		return;
+	values[0] = Int64GetDatum(run->id);
+	values[1] = Float8GetDatum(seconds);
+	values[2] = reason ? CStringGetTextDatum(reason) : (Datum) 0;
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET throttled = throttled OPERATOR(pg_catalog.+)"
+									  " pg_catalog.make_interval(secs => $2),"
+									  " throttle_reason = COALESCE($3, throttle_reason) WHERE id = $1",
+									  BackfillExtName(run->extschema, "backfill_runs_data")),
+							 3, types, values, nulls, 0);
+}
+
+/*
+ * The throttle says the run must pause (critical_query, or a wait too
+ * long): it does, saying why, and the call ends.  The task it stopped, if
+ * any, was rolled back and stays pending.
+ */
+static void
+ThrottlePause(BackfillRun *run)
+{
+	char	   *why = pstrdup(BackfillThrottlePaused());
+
+	RecordThrottled(run);
+	BackfillRunSetStatus(run, "paused", why);
+	BackfillRunUnschedule(run);
+	CommitStep();
+	ereport(WARNING,
+			(errmsg("run " INT64_FORMAT " paused: %s", run->id, why),
+			 errhint("CALL backfill_resume(" INT64_FORMAT ") once production allows, then backfill_run again.", run->id)));
+}
+
 /*
  * One step of a call: claim a task and do it, or finish the run when none is
  * left.  False when the call is over.
@@ -1442,7 +1472,15 @@ RunCallStep(RunCall *call, BackfillRun *run)
 {
 	BackfillTask task;
 	TaskOutcome out;
-	bool		claimed = ClaimTask(run, call->failed_here, &task);
+	bool		claimed;
+
+	/* before the task, outside any lock: wait while production needs it, or pause */
+	if (!BackfillThrottleWait())
+	{
+		ThrottlePause(run);
+		return false;
+	}
+	claimed = ClaimTask(run, call->failed_here, &task);
 
 	if (claimed && call->max_tasks > 0 && call->done_here >= call->max_tasks)
 	{
@@ -1478,6 +1516,11 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	for (int gave = 1;; gave++)
 	{
 		RunTask(run, &task, &out);
+		if (out.throttle_paused)
+		{
+			ThrottlePause(run);
+			return false;
+		}
 		if (out.ok || !out.gave_way || gave > GIVE_WAY_RETRIES)
 			break;
 		ereport(NOTICE,
@@ -1487,6 +1530,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		BackfillBackOff(gave, run->opts.lock_timeout_ms);
 	}
 	RecordTask(run, &task, &out);
+	RecordThrottled(run);
 	if (!out.ok)
 	{
 		MemoryContext old = MemoryContextSwitchTo(call->cxt);
@@ -1502,7 +1546,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	ReportTask(run, &task, &out, call->started, call->done_here);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
-		Pause(run->opts.pause_ms);
+		BackfillSleep(run->opts.pause_ms);
 	return true;
 }
 
@@ -1541,6 +1585,7 @@ backfill_run(PG_FUNCTION_ARGS)
 				break;
 		}
 	}
+	BackfillThrottleDisarm();
 	SPI_finish();
 	if (call.stop_error)
 		ereport(ERROR,

@@ -59,7 +59,9 @@ static const char *const known_options[] = {
 	"max_workers", "pause_ms", "max_attempts", "on_error", "refresh_dependents",
 	"check_untouched", "allow_empty", "keep_old", "delete_missing", "statement_timeout",
 	"lock_timeout", "work_mem", "max_parallel_workers_per_gather", "reconcile",
-	"reconcile_tolerance", "window_column", "chunk", "search_path", "small_partition_rows", NULL
+	"reconcile_tolerance", "window_column", "chunk", "search_path", "small_partition_rows",
+	"max_replica_lag_ms", "replicas", "max_slot_lag_bytes", "throttle_query", "critical_query",
+	"cost_limit", "cost_delay_ms", "throttle_timeout_ms", "throttle_interval_ms", NULL
 };
 
 static int
@@ -75,6 +77,22 @@ IntOption(const char *name, const char *jtype, const char *value, int min, int m
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options.%s must be an integer between %d and %d, not %s", name, min, max, value)));
 	return (int) v;
+}
+
+static int64
+Int64Option(const char *name, const char *jtype, const char *value, int64 min, int64 max)
+{
+	char	   *end;
+	long long	v;
+
+	errno = 0;
+	v = strcmp(jtype, "number") == 0 ? strtoll(value, &end, 10) : 0;
+	if (strcmp(jtype, "number") != 0 || *end != '\0' || errno != 0 || v < min || v > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be an integer between " INT64_FORMAT " and " INT64_FORMAT ", not %s",
+						name, min, max, value)));
+	return (int64) v;
 }
 
 static bool
@@ -139,31 +157,32 @@ RunOptionDefaults(BackfillRunOptions *opts)
 	opts->small_partition_rows = BACKFILL_SMALL_PARTITION_ROWS;
 	opts->reconcile_tolerance = "0";
 	opts->search_path = pstrdup(namespace_search_path);
+	opts->throttle.throttle_timeout_ms = BACKFILL_THROTTLE_TIMEOUT_MS;
+	opts->throttle.throttle_interval_ms = BACKFILL_THROTTLE_INTERVAL_MS;
 }
 
-/* options.reconcile: an array of measure expressions. */
+/*
+ * The strings of an array option (the array checked by the caller), at most
+ * max of them; any other element is refused.
+ */
 static List *
-ReconcileOption(const char *jtype, const char *shown)
+StringsOption(const char *name, const char *shown, int max, const char *what)
 {
 	Oid			types[1] = {JSONBOID};
 	Datum		v[1];
 	uint64		m;
 	SPITupleTable *et;
-	List	   *measures = NIL;
+	List	   *strings = NIL;
+	char	   *argname = psprintf("options.%s", name);
 
-	if (strcmp(jtype, "array") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options.reconcile must be an array of measures, not %s", shown),
-				 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
 	v[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(shown));
 	if (SPI_execute_with_args("SELECT pg_catalog.jsonb_typeof(e), e OPERATOR(pg_catalog.#>>) '{}'"
 							  " FROM pg_catalog.jsonb_array_elements($1) e",
 							  1, types, v, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read options.reconcile");
+		elog(ERROR, "could not read %s", argname);
 	m = SPI_processed;
 	et = SPI_tuptable;
-	BackfillCheckArrayLength(m > INT_MAX ? INT_MAX : (int) m, MaxTupleAttributeNumber, "options.reconcile", "measures");
+	BackfillCheckArrayLength(m > INT_MAX ? INT_MAX : (int) m, max, argname, what);
 	for (uint64 j = 0; j < m; j++)
 	{
 		char	   *mt = SPI_getvalue(et->vals[j], et->tupdesc, 1);
@@ -172,11 +191,135 @@ ReconcileOption(const char *jtype, const char *shown)
 		if (strcmp(mt, "string") != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.reconcile must hold strings, not %s", mv ? mv : "null")));
+					 errmsg("%s must hold strings, not %s", argname, mv ? mv : "null")));
 		CHECK_FOR_INTERRUPTS();
-		measures = lappend(measures, BackfillCheckExpr(mv, "options.reconcile"));
+		strings = lappend(strings, mv);
 	}
+	return strings;
+}
+
+/* options.reconcile: an array of measure expressions. */
+static List *
+ReconcileOption(const char *jtype, const char *shown)
+{
+	List	   *measures = NIL;
+	ListCell   *lc;
+
+	if (strcmp(jtype, "array") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.reconcile must be an array of measures, not %s", shown),
+				 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
+	foreach(lc, StringsOption("reconcile", shown, MaxTupleAttributeNumber, "measures"))
+		measures = lappend(measures, BackfillCheckExpr((char *) lfirst(lc), "options.reconcile"));
 	return measures;
+}
+
+/* options.replicas: an array of standbys' application_name. */
+static List *
+ReplicasOption(const char *jtype, const char *shown)
+{
+	List	   *names;
+	ListCell   *lc;
+
+	if (strcmp(jtype, "array") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.replicas must be an array of standbys' application_name, not %s", shown),
+				 errhint("For example [\"standby1\"].")));
+	names = StringsOption("replicas", shown, 1000, "standbys");
+	foreach(lc, names)
+		if (((char *) lfirst(lc))[0] == '\0' || strlen((char *) lfirst(lc)) >= NAMEDATALEN)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.replicas must hold names of 1 to %d bytes, not \"%s\"", NAMEDATALEN - 1,
+							(char *) lfirst(lc))));
+	if (names == NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.replicas must name at least one standby"),
+				 errhint("Leave it out to watch every standby.")));
+	return names;
+}
+
+/* A throttle option (run/throttle.h); false if key is none. */
+static bool
+SetThrottleOption(BackfillThrottle *t, const char *key, const char *jtype, const char *value,
+				  const char *shown)
+{
+	if (strcmp(key, "max_replica_lag_ms") == 0)
+		t->max_replica_lag_ms = IntOption(key, jtype, shown, 1, 86400000);
+	else if (strcmp(key, "replicas") == 0)
+		t->replicas = ReplicasOption(jtype, shown);
+	else if (strcmp(key, "max_slot_lag_bytes") == 0)
+		t->max_slot_lag_bytes = Int64Option(key, jtype, shown, 1, INT64CONST(1) << 50);
+	else if (strcmp(key, "throttle_query") == 0)
+		t->throttle_query = StringOption(key, jtype, value);
+	else if (strcmp(key, "critical_query") == 0)
+		t->critical_query = StringOption(key, jtype, value);
+	else if (strcmp(key, "cost_limit") == 0)
+		t->cost_limit = IntOption(key, jtype, shown, 1, 10000);
+	else if (strcmp(key, "cost_delay_ms") == 0)
+		t->cost_delay_ms = IntOption(key, jtype, shown, 1, 1000);
+	else if (strcmp(key, "throttle_timeout_ms") == 0)
+		t->throttle_timeout_ms = IntOption(key, jtype, shown, 1000, 7 * 86400000);
+	else if (strcmp(key, "throttle_interval_ms") == 0)
+		t->throttle_interval_ms = IntOption(key, jtype, shown, 10, 60000);
+	else
+		return false;
+	return true;
+}
+
+/* The throttle options once all are read: what one implies of another. */
+static void
+FinishThrottleOptions(BackfillThrottle *t)
+{
+	if (t->replicas != NIL && t->max_replica_lag_ms == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.replicas needs options.max_replica_lag_ms"),
+				 errdetail("It names the standbys whose lag is watched.")));
+	/* as VACUUM's: either one sets a budget, the other at its default */
+	if (t->cost_limit > 0 || t->cost_delay_ms > 0)
+	{
+		if (t->cost_limit == 0)
+			t->cost_limit = 200;
+		if (t->cost_delay_ms == 0)
+			t->cost_delay_ms = 2;
+	}
+}
+
+/* The throttle options, as the stored options say them. */
+static void
+AppendThrottleOptions(StringInfo buf, BackfillThrottle *t)
+{
+	ListCell   *lc;
+
+	appendStringInfoString(buf, ", \"max_replica_lag_ms\": ");
+	appendStringInfoString(buf, t->max_replica_lag_ms ? psprintf("%d", t->max_replica_lag_ms) : "null");
+	appendStringInfoString(buf, ", \"replicas\": ");
+	if (t->replicas == NIL)
+		appendStringInfoString(buf, "null");
+	else
+	{
+		appendStringInfoChar(buf, '[');
+		foreach(lc, t->replicas)
+		{
+			if (foreach_current_index(lc) > 0)
+				appendStringInfoString(buf, ", ");
+			escape_json(buf, (char *) lfirst(lc));
+		}
+		appendStringInfoChar(buf, ']');
+	}
+	appendStringInfoString(buf, ", \"max_slot_lag_bytes\": ");
+	appendStringInfoString(buf, t->max_slot_lag_bytes ? psprintf(INT64_FORMAT, t->max_slot_lag_bytes) : "null");
+	AppendJsonString(buf, "throttle_query", t->throttle_query);
+	AppendJsonString(buf, "critical_query", t->critical_query);
+	appendStringInfo(buf, ", \"cost_limit\": %s, \"cost_delay_ms\": %s",
+					 t->cost_limit ? psprintf("%d", t->cost_limit) : "null",
+					 t->cost_delay_ms ? psprintf("%d", t->cost_delay_ms) : "null");
+	appendStringInfo(buf, ", \"throttle_timeout_ms\": %d, \"throttle_interval_ms\": %d",
+					 t->throttle_timeout_ms, t->throttle_interval_ms);
 }
 
 /* options.lock_timeout: a setting, also the swap's timeout in ms. */
@@ -213,9 +356,13 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 				 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
 						 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
 						 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
-						 " reconcile_tolerance, window_column, chunk, search_path and small_partition_rows.")));
+						 " reconcile_tolerance, window_column, chunk, search_path, small_partition_rows,"
+						 " max_replica_lag_ms, replicas, max_slot_lag_bytes, throttle_query, critical_query,"
+						 " cost_limit, cost_delay_ms, throttle_timeout_ms and throttle_interval_ms.")));
 	if (strcmp(jtype, "null") == 0)
 		return;					/* the default */
+	if (SetThrottleOption(&opts->throttle, key, jtype, value, shown))
+		return;
 	if (strcmp(key, "max_workers") == 0)
 		opts->max_workers = IntOption(key, jtype, shown, 1, 64);
 	else if (strcmp(key, "pause_ms") == 0)
@@ -313,6 +460,7 @@ NormalizedRunOptions(BackfillRunOptions *opts)
 	AppendJsonString(&buf, "window_column", opts->window_column);
 	AppendJsonString(&buf, "chunk", opts->chunk);
 	AppendJsonString(&buf, "search_path", opts->search_path);
+	AppendThrottleOptions(&buf, &opts->throttle);
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
@@ -358,6 +506,7 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
 				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
+	FinishThrottleOptions(&opts->throttle);
 	opts->normalized = NormalizedRunOptions(opts);
 }
 
@@ -966,10 +1115,11 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN"
 		"  (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
 		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb) END,"
-		" r.error, %s"
+		" r.error, %s, r.throttled, r.throttle_reason"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id"
 		" GROUP BY r.id, r.target, r.target_oid, r.strategy, r.status, r.started_at, r.finished_at,"
-		"   r.options, r.refreshed, r.untouched_after, r.error, r.cron_job ORDER BY r.id",
+		"   r.options, r.refreshed, r.untouched_after, r.error, r.cron_job, r.throttled, r.throttle_reason"
+		" ORDER BY r.id",
 		quote_identifier(get_namespace_name(extschema)), quote_identifier(get_namespace_name(extschema)),
 		CronLastRunColumns(),
 		BackfillExtName(extschema, "backfill_runs"), BackfillExtName(extschema, "backfill_tasks")), true, 0);
@@ -978,10 +1128,10 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read backfill_runs");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[17];
-		bool		nulls[17];
+		Datum		values[19];
+		bool		nulls[19];
 
-		for (int c = 0; c < 17; c++)
+		for (int c = 0; c < 19; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

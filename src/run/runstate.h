@@ -13,6 +13,8 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 
+#include "run/throttle.h"
+
 /* The options of a run, defaults filled in. */
 /*
  * strategy 'auto': a partition of at most this many rows is rewritten by a
@@ -44,6 +46,7 @@ typedef struct BackfillRunOptions
 	char	   *window_column;	/* plain tables */
 	char	   *chunk;			/* plain tables */
 	char	   *search_path;	/* names in the source resolve under it */
+	BackfillThrottle throttle;
 	char	   *normalized;		/* all of the above as jsonb text */
 } BackfillRunOptions;
 

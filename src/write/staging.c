@@ -542,7 +542,9 @@ typedef struct FillReceiver
 #define FILL_BATCH_ROWS		1000
 #define FILL_BATCH_BYTES	65535
 
-/* Write the batch, frozen, and empty it. */
+BackfillFillHookType BackfillFillHook = NULL;
+
+/* Write the batch, frozen, and empty it; then the hook, if set. */
 static void
 FlushBatch(FillReceiver *r)
 {
@@ -558,6 +560,8 @@ FlushBatch(FillReceiver *r)
 	r->nbatch = 0;
 	r->batchbytes = 0;
 	ResetPerTupleExprContext(r->estate);
+	if (BackfillFillHook)
+		BackfillFillHook();
 }
 
 /* The next slot of the batch, empty. */

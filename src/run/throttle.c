@@ -1,0 +1,598 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/throttle.c
+ *		A run that yields to production: it waits while a standby replays
+ *		too far behind, while a logical slot holds too much WAL, while the
+ *		user's throttle_query says the server is busy; it pauses itself when
+ *		critical_query says so, or when a wait lasts too long; and it spends
+ *		an I/O budget inside a task's fill, as VACUUM's cost-based delay does.
+ *
+ * A call of backfill_run arms the throttle with its run's options and
+ * disarms it at its end (or at the abort of its transaction).  While armed,
+ * the conditions are looked at before each task, outside any lock, and
+ * between batches of a replacement's fill (FlushBatch calls
+ * BackfillFillHook), at most every throttle_interval_ms.  The fill holds
+ * the partition it replaces in SHARE ROW EXCLUSIVE mode, so a wait there
+ * delays writers of that past partition, never its readers; the swap, which
+ * takes locks readers wait for, has no throttle point.  A merge or an
+ * in-place write holds the window against writers from its guards to its
+ * commit, so it is throttled only before it starts.
+ *
+ * Replica lag is measured on the primary: for each physical standby in
+ * pg_stat_replication, 0 once it has replayed all the WAL flushed here,
+ * else the larger of the server's replay_lag and the time since this
+ * backend first saw a flushed position the standby has not replayed (its
+ * own samples, taken at each check: replay_lag alone stops growing while a
+ * standby's replay is paused).  The standby's position is what its last
+ * reply said (wal_receiver_status_interval, on the standby, bounds how old).
+ * pg_stat_replication and pg_replication_slots are read as the extension's
+ * owner, which must be able to read all statistics; the user's queries run
+ * as the owner of the run's target, under the run's search_path, read
+ * only, on a fresh snapshot each time.
+ *
+ * The I/O budget counts the pages this backend hits, reads and dirties
+ * (pgBufferUsage), weighted by vacuum_cost_page_hit, _miss and _dirty; when
+ * the balance reaches cost_limit, the fill sleeps cost_delay_ms times the
+ * balance over the limit (at most a second), and the balance starts again.
+ * Parallel workers' pages are counted when they finish.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "executor/instrument.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/pg_lsn.h"
+#include "utils/plancache.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "base/extension.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
+#include "run/throttle.h"
+#include "write/staging.h"
+
+/* flushed positions seen, oldest first: at most this many, thinned when full */
+#define LAG_SAMPLES 256
+
+typedef struct LagSample
+{
+	TimestampTz at;
+	XLogRecPtr	lsn;
+} LagSample;
+
+static struct
+{
+	bool		armed;
+	BackfillThrottle opts;
+	int64		runid;
+	Oid			extschema;
+	Oid			owner;			/* of the target: the user's queries run as it */
+	char	   *search_path;
+	TimestampTz last_check;
+	BufferUsage last_usage;
+	double		balance;
+	double		waited_ms;		/* since the last BackfillThrottleTake */
+	double		cost_ms;
+	char	   *reason;			/* the last condition waited for */
+	char	   *paused;			/* why the run must pause, once it must */
+	LagSample	samples[LAG_SAMPLES];
+	int			nsamples;
+}			th;
+
+static MemoryContext ThrottleContext = NULL;
+static bool callback_registered = false;
+
+/* Whether any throttle option is set. */
+bool
+BackfillThrottleWanted(const BackfillThrottle *t)
+{
+	return t->max_replica_lag_ms > 0 || t->max_slot_lag_bytes > 0 || t->throttle_query ||
+		t->critical_query || t->cost_limit > 0;
+}
+
+/* Sleep ms milliseconds, waking for interrupts. */
+void
+BackfillSleep(double ms)
+{
+	TimestampTz until = GetCurrentTimestamp() + (TimestampTz) (ms * 1000.0);
+
+	for (;;)
+	{
+		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+
+		CHECK_FOR_INTERRUPTS();
+		if (left <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, left, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* "3.2 s", "1 min 12 s" */
+static char *
+Millis(double ms)
+{
+	if (ms < 60000)
+		return psprintf("%.1f s", ms / 1000.0);
+	return psprintf("%d min %d s", (int) (ms / 60000), ((int) (ms / 1000)) % 60);
+}
+
+/* "812 kB", "64 MB" */
+static char *
+Bytes(int64 n)
+{
+	if (n < 10 * 1024)
+		return psprintf(INT64_FORMAT " bytes", n);
+	if (n < 10 * 1024 * 1024)
+		return psprintf(INT64_FORMAT " kB", n / 1024);
+	return psprintf(INT64_FORMAT " MB", n / (1024 * 1024));
+}
+
+/*
+ * Samples of the flushed WAL position.
+ */
+
+/* Remember that lsn was flushed at now (if it moved), thinning the oldest half when full. */
+static void
+SampleFlushed(TimestampTz now, XLogRecPtr lsn)
+{
+	if (th.nsamples > 0 && th.samples[th.nsamples - 1].lsn >= lsn)
+		return;
+	if (th.nsamples == LAG_SAMPLES)
+	{
+		/* keep the oldest and every other one: the span stays, the resolution halves */
+		int			kept = 0;
+
+		for (int i = 0; i < LAG_SAMPLES; i += 2)
+			th.samples[kept++] = th.samples[i];
+		th.nsamples = kept;
+	}
+	th.samples[th.nsamples].at = now;
+	th.samples[th.nsamples].lsn = lsn;
+	th.nsamples++;
+}
+
+/* At least how far behind (ms) a standby is that has replayed up to lsn. */
+static double
+SampledLag(TimestampTz now, XLogRecPtr replayed)
+{
+	int			lo = 0;
+	int			hi = th.nsamples;
+
+	/* the oldest sample beyond what it replayed: it was flushed here then */
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (th.samples[mid].lsn > replayed)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == th.nsamples)
+		return 0;
+	return (double) (now - th.samples[lo].at) / 1000.0;
+}
+
+/*
+ * The conditions.
+ */
+
+/* Whether name is one of names (char *). */
+static bool
+NameListed(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
+/* Why the standbys are too far behind, or NULL. */
+static char *
+ReplicaLagReason(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
+	List	   *names = th.opts.replicas;
+	char	   *worst = NULL;
+	double		worst_ms = -1;
+	uint64		n;
+	SPITupleTable *tt;
+	ListCell   *lc;
+
+	SampleFlushed(now, flushed);
+	/* the physical standbys: a logical walsender streams from a logical slot */
+	if (BackfillStateExec(th.extschema,
+						  "SELECT s.application_name, s.state, s.replay_lsn,"
+						  " COALESCE(pg_catalog.date_part('epoch', s.replay_lag)"
+						  "   OPERATOR(pg_catalog.*) 1000::pg_catalog.float8, 0::pg_catalog.float8)"
+						  " FROM pg_catalog.pg_stat_replication s"
+						  " WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots l"
+						  "   WHERE l.active_pid OPERATOR(pg_catalog.=) s.pid"
+						  "   AND l.slot_type OPERATOR(pg_catalog.=) 'logical')",
+						  0, NULL, NULL, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_stat_replication");
+	n = SPI_processed;
+	tt = SPI_tuptable;
+	foreach(lc, names)
+	{
+		char	   *name = (char *) lfirst(lc);
+		bool		seen = false;
+
+		for (uint64 i = 0; i < n && !seen; i++)
+			seen = strcmp(SPI_getvalue(tt->vals[i], tt->tupdesc, 1), name) == 0;
+		if (!seen)
+			return psprintf("standby \"%s\" is not connected", name);
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		char	   *name = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+		char	   *state = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
+		bool		isnull;
+		Datum		replay = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull);
+		double		ms;
+
+		if (names != NIL && !NameListed(names, name))
+			continue;
+		if (state == NULL)
+			return pstrdup("the standbys' positions cannot be read (the extension's owner needs pg_read_all_stats)");
+		if (strcmp(state, "streaming") != 0 || isnull)
+			return psprintf("standby \"%s\" is %s, not streaming", name, state);
+		if (DatumGetLSN(replay) >= flushed)
+			continue;
+		ms = Max(DatumGetFloat8(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &isnull)),
+				 SampledLag(now, DatumGetLSN(replay)));
+		if (ms > worst_ms)
+		{
+			worst_ms = ms;
+			worst = name;
+		}
+	}
+	if (worst && worst_ms > th.opts.max_replica_lag_ms)
+		return psprintf("standby \"%s\" replays %s behind (max_replica_lag_ms %d)", worst, Millis(worst_ms),
+						th.opts.max_replica_lag_ms);
+	return NULL;
+}
+
+/* Why a logical slot holds too much WAL, or NULL. */
+static char *
+SlotLagReason(void)
+{
+	bool		isnull;
+	int64		behind;
+
+	/* a slot whose WAL is gone is no consumer any more */
+	if (BackfillStateExec(th.extschema,
+						  "SELECT l.slot_name, pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(),"
+						  "   l.confirmed_flush_lsn)::pg_catalog.int8"
+						  " FROM pg_catalog.pg_replication_slots l"
+						  " WHERE l.slot_type OPERATOR(pg_catalog.=) 'logical' AND l.confirmed_flush_lsn IS NOT NULL"
+						  "   AND l.wal_status IS DISTINCT FROM 'lost'"
+						  " ORDER BY 2 DESC LIMIT 1",
+						  0, NULL, NULL, NULL, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_replication_slots");
+	if (SPI_processed == 0)
+		return NULL;
+	behind = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (isnull || behind <= th.opts.max_slot_lag_bytes)
+		return NULL;
+	return psprintf("logical slot \"%s\" is %s behind (max_slot_lag_bytes " INT64_FORMAT ")",
+					SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), Bytes(behind),
+					th.opts.max_slot_lag_bytes);
+}
+
+/* options.NAME, at plan time: one query that only reads, of one boolean column. */
+static void
+CheckBooleanQuery(const char *sql, const char *option)
+{
+	char	   *argname = psprintf("options.%s", option);
+	SPIPlanPtr	plan = BackfillPrepare(BackfillCheckQuery(sql, argname), 0, NULL, argname);
+	TupleDesc	desc;
+
+	BackfillCheckReadOnly(plan, argname);
+	desc = BackfillPlanResultDesc(plan);
+	if (desc == NULL || desc->natts != 1 || TupleDescAttr(desc, 0)->atttypid != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s must return one boolean column", argname),
+				 errhint("For example SELECT count(*) > 20 FROM pg_stat_activity WHERE state = 'active'.")));
+	SPI_freeplan(plan);
+}
+
+/* A failure of a user's query at run time names the option and the run. */
+static void
+QueryContext(void *arg)
+{
+	errcontext("options.%s of run " INT64_FORMAT, (const char *) arg, th.runid);
+}
+
+/*
+ * Run or prepare (plan false: prepare only) one of the user's queries, as
+ * owner, under search_path; its one column must be a boolean.  Returns its
+ * value (false for no row or NULL).
+ */
+static bool
+UserQuery(const char *sql, const char *option, Oid owner, const char *search_path, bool run)
+{
+	ErrorContextCallback cb;
+	Oid			saved_userid;
+	int			saved_sec;
+	int			nest;
+	bool		result = false;
+	TupleDesc	desc;
+
+	cb.callback = QueryContext;
+	cb.arg = (void *) option;
+	cb.previous = error_context_stack;
+	if (run)
+		error_context_stack = &cb;
+	GetUserIdAndSecContext(&saved_userid, &saved_sec);
+	SetUserIdAndSecContext(owner, saved_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	nest = NewGUCNestLevel();
+	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (run)
+	{
+		int			rc;
+
+		/* what production does now: not what the task's own snapshot saw */
+		pgstat_clear_snapshot();
+		PushActiveSnapshot(GetLatestSnapshot());
+		rc = SPI_execute(sql, true, 2);
+		PopActiveSnapshot();
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "options.%s did not run as a query", option);
+		if (SPI_processed > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_CARDINALITY_VIOLATION),
+					 errmsg("options.%s returned more than one row", option)));
+		desc = SPI_tuptable->tupdesc;
+		if (SPI_processed == 1 && desc->natts == 1 && TupleDescAttr(desc, 0)->atttypid == BOOLOID)
+		{
+			bool		isnull;
+			Datum		v = SPI_getbinval(SPI_tuptable->vals[0], desc, 1, &isnull);
+
+			result = !isnull && DatumGetBool(v);
+		}
+	}
+	else
+		CheckBooleanQuery(sql, option);
+	AtEOXact_GUC(true, nest);
+	SetUserIdAndSecContext(saved_userid, saved_sec);
+	if (run)
+		error_context_stack = cb.previous;
+	return result;
+}
+
+/*
+ * Why the run must wait now, or NULL; *pause is set when it must pause
+ * (critical_query returned true).
+ */
+static char *
+ThrottleReason(bool *pause)
+{
+	char	   *why = NULL;
+
+	*pause = false;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (th.opts.critical_query &&
+		UserQuery(th.opts.critical_query, "critical_query", th.owner, th.search_path, true))
+	{
+		*pause = true;
+		why = "options.critical_query returned true";
+	}
+	if (why == NULL && th.opts.max_replica_lag_ms > 0)
+		why = ReplicaLagReason();
+	if (why == NULL && th.opts.max_slot_lag_bytes > 0)
+		why = SlotLagReason();
+	if (why == NULL && th.opts.throttle_query &&
+		UserQuery(th.opts.throttle_query, "throttle_query", th.owner, th.search_path, true))
+		why = "options.throttle_query returned true";
+	why = why ? MemoryContextStrdup(ThrottleContext, why) : NULL;
+	SPI_finish();
+	return why;
+}
+
+/*
+ * Arming and waiting.
+ */
+
+/* At the abort of the call's transaction, the throttle goes with it. */
+static void
+ThrottleXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		BackfillThrottleDisarm();
+}
+
+/* The fill's hook: the I/O budget, then the conditions when they are due. */
+static void
+ThrottleFillPoint(void)
+{
+	if (!th.armed)
+		return;
+	if (th.opts.cost_limit > 0)
+	{
+		BufferUsage *u = &pgBufferUsage;
+		BufferUsage *l = &th.last_usage;
+
+		th.balance += (double) VacuumCostPageHit * (u->shared_blks_hit - l->shared_blks_hit +
+													u->local_blks_hit - l->local_blks_hit) +
+			(double) VacuumCostPageMiss * (u->shared_blks_read - l->shared_blks_read +
+										   u->local_blks_read - l->local_blks_read) +
+			(double) VacuumCostPageDirty * (u->shared_blks_dirtied - l->shared_blks_dirtied +
+											u->local_blks_dirtied - l->local_blks_dirtied);
+		th.last_usage = *u;
+		if (th.balance >= th.opts.cost_limit)
+		{
+			double		ms = Min((double) th.opts.cost_delay_ms * th.balance / th.opts.cost_limit, 1000.0);
+
+			BackfillSleep(ms);
+			th.cost_ms += ms;
+			th.balance = 0;
+		}
+	}
+	if (TimestampDifferenceExceeds(th.last_check, GetCurrentTimestamp(), th.opts.throttle_interval_ms) &&
+		!BackfillThrottleWait())
+		ereport(ERROR,
+				(errcode(ERRCODE_OPERATOR_INTERVENTION),
+				 errmsg("run " INT64_FORMAT " pauses: %s", th.runid, th.paused)));
+}
+
+/* Arm the throttle for a call of run runid (copying what it needs). */
+void
+BackfillThrottleArm(const BackfillThrottle *t, int64 runid, Oid extschema, Oid owner,
+					const char *search_path)
+{
+	MemoryContext old;
+	ListCell   *lc;
+
+	if (ThrottleContext == NULL)
+		ThrottleContext = AllocSetContextCreate(TopMemoryContext, "backfill throttle", ALLOCSET_SMALL_SIZES);
+	if (!callback_registered)
+	{
+		RegisterXactCallback(ThrottleXactCallback, NULL);
+		callback_registered = true;
+	}
+	BackfillThrottleDisarm();
+	old = MemoryContextSwitchTo(ThrottleContext);
+	th.opts = *t;
+	th.opts.replicas = NIL;
+	foreach(lc, t->replicas)
+		th.opts.replicas = lappend(th.opts.replicas, pstrdup((char *) lfirst(lc)));
+	th.opts.throttle_query = t->throttle_query ? pstrdup(t->throttle_query) : NULL;
+	th.opts.critical_query = t->critical_query ? pstrdup(t->critical_query) : NULL;
+	th.search_path = pstrdup(search_path);
+	MemoryContextSwitchTo(old);
+	th.runid = runid;
+	th.extschema = extschema;
+	th.owner = owner;
+	th.last_usage = pgBufferUsage;
+	th.armed = true;
+	BackfillFillHook = ThrottleFillPoint;
+}
+
+/* Disarm the throttle. */
+void
+BackfillThrottleDisarm(void)
+{
+	if (BackfillFillHook == ThrottleFillPoint)
+		BackfillFillHook = NULL;
+	memset(&th, 0, sizeof(th));
+	if (ThrottleContext)
+		MemoryContextReset(ThrottleContext);
+}
+
+/*
+ * Wait while a condition holds, saying when and why in a NOTICE.  False
+ * when the run must pause instead (critical_query, or a wait longer than
+ * throttle_timeout_ms): BackfillThrottlePaused says why.
+ */
+bool
+BackfillThrottleWait(void)
+{
+	TimestampTz started = 0;
+	char	   *why;
+	bool		pause;
+
+	if (!th.armed)
+		return true;
+	for (;;)
+	{
+		why = ThrottleReason(&pause);
+		th.last_check = GetCurrentTimestamp();
+		if (why == NULL || pause)
+			break;
+		th.reason = why;
+		if (started == 0)
+		{
+			started = th.last_check;
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", th.runid, why)));
+		}
+		else if (TimestampDifferenceExceeds(started, th.last_check, th.opts.throttle_timeout_ms))
+		{
+			pause = true;
+			why = MemoryContextStrdup(ThrottleContext,
+									  psprintf("waited %s (throttle_timeout_ms): %s",
+											   Millis(th.opts.throttle_timeout_ms), why));
+			break;
+		}
+		BackfillSleep(th.opts.throttle_interval_ms);
+	}
+	if (started != 0)
+	{
+		double		ms = (double) (GetCurrentTimestamp() - started) / 1000.0;
+
+		th.waited_ms += ms;
+		if (!pause)
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", th.runid, Millis(ms))));
+	}
+	if (pause)
+		th.paused = th.reason = why;
+	return !pause;
+}
+
+/* Why the run must pause, or NULL. */
+const char *
+BackfillThrottlePaused(void)
+{
+	return th.armed ? th.paused : NULL;
+}
+
+/*
+ * The seconds spent throttled since the last call (waits and the I/O
+ * budget's sleeps), and into *reason the last reason, or NULL.
+ */
+double
+BackfillThrottleTake(char **reason)
+{
+	double		s = (th.waited_ms + th.cost_ms) / 1000.0;
+
+	*reason = th.reason ? pstrdup(th.reason) :
+		th.cost_ms > 0 ? psprintf("the I/O budget (cost_limit %d)", th.opts.cost_limit) : NULL;
+	th.waited_ms = th.cost_ms = 0;
+	th.reason = NULL;
+	return s;
+}
+
+/*
+ * At plan time: each query prepares as a read-only query of one boolean
+ * column, as the target's owner under the run's search_path; replica lag
+ * needs the extension's owner to read every walsender's positions.
+ */
+void
+BackfillThrottleCheck(const BackfillThrottle *t, Oid owner, const char *search_path, Oid extschema)
+{
+	if (t->throttle_query)
+		(void) UserQuery(t->throttle_query, "throttle_query", owner, search_path, false);
+	if (t->critical_query)
+		(void) UserQuery(t->critical_query, "critical_query", owner, search_path, false);
+	if (t->max_replica_lag_ms > 0)
+	{
+		Oid			extowner = BackfillRelOwner(get_relname_relid("backfill_runs_data", extschema));
+
+		if (!has_privs_of_role(extowner, ROLE_PG_READ_ALL_STATS))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("options.max_replica_lag_ms needs the extension's owner to read pg_stat_replication"),
+					 errdetail("Role %s sees no standby's positions.", GetUserNameFromId(extowner, false)),
+					 errhint("GRANT pg_read_all_stats TO %s;", quote_identifier(GetUserNameFromId(extowner, false)))));
+	}
+}

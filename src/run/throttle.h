@@ -1,0 +1,44 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/throttle.h
+ *		A run that yields to production: replica and slot lag, the user's
+ *		load queries, an I/O budget.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_THROTTLE_H
+#define BACKFILL_THROTTLE_H
+
+#include "postgres.h"
+
+#include "nodes/pg_list.h"
+
+/* The throttle options of a run (a part of its options); 0 or NULL: off. */
+typedef struct BackfillThrottle
+{
+	int			max_replica_lag_ms;
+	List	   *replicas;		/* application_names (char *); NIL: every physical standby */
+	int64		max_slot_lag_bytes;
+	char	   *throttle_query;	/* a boolean query: wait while it returns true */
+	char	   *critical_query;	/* a boolean query: pause the run when it returns true */
+	int			cost_limit;		/* the I/O budget of a task's fill, as vacuum_cost_limit */
+	int			cost_delay_ms;	/* as vacuum_cost_delay */
+	int			throttle_timeout_ms;	/* a longer wait pauses the run */
+	int			throttle_interval_ms;	/* how often the conditions are looked at */
+} BackfillThrottle;
+
+#define BACKFILL_THROTTLE_TIMEOUT_MS	(30 * 60 * 1000)
+#define BACKFILL_THROTTLE_INTERVAL_MS	250
+
+extern bool BackfillThrottleWanted(const BackfillThrottle *t);
+extern void BackfillThrottleCheck(const BackfillThrottle *t, Oid owner, const char *search_path,
+								  Oid extschema);
+extern void BackfillThrottleArm(const BackfillThrottle *t, int64 runid, Oid extschema, Oid owner,
+								const char *search_path);
+extern void BackfillThrottleDisarm(void);
+extern bool BackfillThrottleWait(void);
+extern const char *BackfillThrottlePaused(void);
+extern double BackfillThrottleTake(char **reason);
+extern void BackfillSleep(double ms);
+
+#endif							/* BACKFILL_THROTTLE_H */

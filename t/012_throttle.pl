@@ -1,0 +1,224 @@
+# t/012_throttle.pl: a run yields to production, with a real standby and a real logical slot.
+#
+# A primary (wal_level = logical) with a streaming standby on its Unix socket (the standby
+# replies every second: wal_receiver_status_interval = 1).  Each run rewrites a
+# daily-partitioned table from a fixed model; every run must end with the rows the model
+# computes (compared with EXCEPT ALL both ways), whatever it waited for.
+# - max_replica_lag_ms: with the standby's replay paused, the run says it waits, finishes no
+#   task and writes (almost) no WAL while the standby is behind, and goes on once replay
+#   resumes; the same run without the option finishes while the standby is still paused.
+#   Afterwards the standby holds the primary's rows.
+# - max_slot_lag_bytes: a logical slot nobody reads holds the run back; after
+#   throttle_timeout_ms the run pauses itself, saying why, with the task it was in rolled
+#   back (pending, never attempted); once the slot is gone, backfill_resume and a new CALL
+#   finish it.
+# - throttle_query: a query that says "busy" for its first evaluations makes the run wait,
+#   then go on; the time throttled and the reason are in backfill_progress.
+# - critical_query: true in the middle of a task's fill pauses the run at once; the task is
+#   rolled back (the partition keeps its old rows, no staging table is left, its attempts
+#   stay 0), and the run resumes cleanly once the query says false.
+# - throttle_timeout_ms: a wait that lasts longer pauses the run.
+# - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model.
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 'logical');
+$primary->start;
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->append_conf('postgresql.conf', "wal_receiver_status_interval = 1\n");
+$standby->start;
+
+$primary->safe_psql('postgres', q{
+	CREATE EXTENSION backfill;
+	CREATE TABLE model_in (id bigint, day date, amount int);
+	INSERT INTO model_in SELECT g, date '2026-03-01' + g % 8, g % 1000 FROM generate_series(1, 320000) g;
+	CREATE TABLE flags (critical boolean);
+	INSERT INTO flags VALUES (true);
+	CREATE SEQUENCE busy_seq;
+	CREATE SEQUENCE critical_seq;
+});
+
+my $source = 'SELECT id, day, amount * 2 AS amount FROM model_in WHERE day >= $1 AND day < $2';
+
+# a table of eight daily partitions holding the buggy rows, and the model's rows to compare with
+sub make_table
+{
+	my ($name) = @_;
+	my $sql = "CREATE TABLE $name (id bigint, day date, amount int) PARTITION BY RANGE (day);\n";
+	$sql .= sprintf("CREATE TABLE ${name}_%d PARTITION OF $name FOR VALUES FROM (date '2026-03-01' + %d) TO (date '2026-03-01' + %d);\n",
+		$_, $_, $_ + 1)
+	  for 0 .. 7;
+	$sql .= "INSERT INTO $name SELECT * FROM model_in;\n";
+	$primary->safe_psql('postgres', $sql);
+}
+
+sub as_model
+{
+	my ($name) = @_;
+	my $model = "SELECT id, day, amount * 2 FROM model_in";
+	return $primary->safe_psql('postgres',
+		"SELECT (SELECT count(*) FROM (TABLE $name EXCEPT ALL $model) a) + (SELECT count(*) FROM ($model EXCEPT ALL TABLE $name) b)"
+	) eq '0';
+}
+
+sub plan_run
+{
+	my ($name, $options) = @_;
+	return $primary->safe_psql('postgres',
+		"SELECT backfill_plan('$name', '2026-03-01', '2026-03-09', \$\$$source\$\$, options => '$options')");
+}
+
+sub progress
+{
+	my ($run, $cols) = @_;
+	return $primary->safe_psql('postgres', "SELECT $cols FROM backfill_progress WHERE run_id = $run");
+}
+
+# CALL backfill_run in the background; returns the harness and refs to its output
+sub start_run
+{
+	my ($run) = @_;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-d', $primary->connstr('postgres'), '-c', "CALL backfill_run($run)" ],
+		'>', \$out, '2>', \$err);
+	return ($h, \$out, \$err);
+}
+
+sub wait_for_output
+{
+	my ($h, $err, $re) = @_;
+	for (1 .. 1200)
+	{
+		$h->pump_nb if $h->pumpable;
+		return 1 if $$err =~ $re;
+		last unless $h->pumpable;
+		usleep(50_000);
+	}
+	diag("the run said: $$err");
+	return 0;
+}
+
+sub flushed
+{
+	return $primary->safe_psql('postgres', 'SELECT pg_current_wal_lsn()');
+}
+
+sub bytes_between
+{
+	my ($a, $b) = @_;
+	return $primary->safe_psql('postgres', "SELECT pg_wal_lsn_diff('$b', '$a')");
+}
+
+# --- replica lag ---------------------------------------------------------------------------
+make_table('lag');
+make_table('nolag');
+my $lag_run = plan_run('lag', '{"max_replica_lag_ms": 300, "replicas": ["standby"], "throttle_interval_ms": 50}');
+my $nolag_run = plan_run('nolag', '{}');
+$primary->wait_for_catchup($standby);
+
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+my ($h, $out, $err) = start_run($lag_run);
+ok(wait_for_output($h, $err, qr/NOTICE:  run $lag_run waits: standby "standby" replays [0-9.]+ s behind \(max_replica_lag_ms 300\)/),
+	'with the standby paused, the run says it waits for it, and why');
+usleep(500_000);
+my $done_before = progress($lag_run, 'tasks_done');
+my $lsn_before = flushed();
+sleep(2);
+$h->pump_nb if $h->pumpable;
+ok($h->pumpable && progress($lag_run, 'tasks_done') eq $done_before, 'no task finished while the standby stayed behind, and the run still waits');
+cmp_ok(bytes_between($lsn_before, flushed()), '<', 512 * 1024,
+	'and the run wrote less than 512 kB of WAL in those 2 s (a task writes megabytes)');
+
+# the same run without the option goes on while the standby is still paused
+my ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($nolag_run)");
+is(progress($nolag_run, 'status'), 'done', 'without max_replica_lag_ms, the twin run finishes with the standby paused');
+
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+$h->finish;
+like($$err, qr/NOTICE:  run $lag_run goes on after waiting [0-9.]+ s/, 'once the standby replays again, the run goes on');
+is(progress($lag_run, 'status'), 'done', 'and finishes');
+like(progress($lag_run, 'throttle_reason'), qr/^standby "standby" replays [0-9.]+ s behind/,
+	'backfill_progress says why it waited');
+cmp_ok(progress($lag_run, 'extract(epoch FROM throttled)'), '>=', 2, 'and for how long (at least the 2 s watched)');
+ok(as_model('lag') && as_model('nolag'), 'both runs wrote the model');
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'),
+	$primary->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'), 'the standby holds the new rows');
+
+# --- a logical slot nobody reads -------------------------------------------------------------
+make_table('slot');
+my $slot_run = plan_run('slot', '{"max_slot_lag_bytes": 1048576, "throttle_timeout_ms": 2000, "throttle_interval_ms": 50}');
+$primary->safe_psql('postgres', q{SELECT pg_create_logical_replication_slot('cdc', 'pgoutput')});
+my $fp_before = $primary->safe_psql('postgres', 'SELECT sum(amount) FROM slot');
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($slot_run)");
+like($nerr, qr/NOTICE:  run $slot_run waits: logical slot "cdc" is [0-9]+ (kB|MB) behind \(max_slot_lag_bytes 1048576\)/,
+	'a slot that holds more than max_slot_lag_bytes makes the run wait');
+like($nerr, qr/WARNING:  run $slot_run paused: waited 2\.0 s \(throttle_timeout_ms\): logical slot "cdc" is/,
+	'past throttle_timeout_ms the run pauses, saying why');
+is(progress($slot_run, 'status'), 'paused', 'the run is paused');
+like(progress($slot_run, 'error'), qr/logical slot "cdc"/, 'backfill_progress says why');
+is($primary->safe_psql('postgres', "SELECT count(*) FROM backfill_tasks WHERE run_id = $slot_run AND status = 'failed'"),
+	'0', 'no task failed: the one in progress was rolled back');
+$primary->safe_psql('postgres', q{SELECT pg_drop_replication_slot('cdc')});
+is($primary->safe_psql('postgres', "SELECT backfill_resume($slot_run)"), 'running', 'backfill_resume');
+$primary->safe_psql('postgres', "CALL backfill_run($slot_run)");
+is(progress($slot_run, 'status'), 'done', 'the resumed run finishes');
+ok(as_model('slot'), 'and wrote the model');
+
+# --- throttle_query --------------------------------------------------------------------------
+make_table('busy');
+my $busy_run = plan_run('busy', q{{"throttle_query": "SELECT nextval(''busy_seq'') <= 4", "throttle_interval_ms": 100}});
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($busy_run)");
+like($nerr, qr/NOTICE:  run $busy_run waits: options.throttle_query returned true.*NOTICE:  run $busy_run goes on after waiting/s,
+	'a throttle_query returning true makes the run wait, then go on');
+is(progress($busy_run, 'status || throttle_reason'), 'doneoptions.throttle_query returned true', 'the run is done; why it waited is kept');
+cmp_ok(progress($busy_run, 'extract(epoch FROM throttled)'), '>=', 0.3, 'the time throttled: at least 3 checks apart');
+ok(as_model('busy'), 'the run wrote the model');
+
+# --- critical_query in the middle of a fill ----------------------------------------------------
+make_table('crit');
+my $crit_run = plan_run('crit',
+	q{{"critical_query": "SELECT nextval(''critical_seq'') > 2 AND (SELECT critical FROM flags)", "throttle_interval_ms": 10}});
+my $crit_fp = q{SELECT string_agg(backfill_fingerprint(c.oid::regclass)::text, ' ' ORDER BY c.relname) FROM pg_class c WHERE c.relname LIKE 'crit\_%'};
+my $before = $primary->safe_psql('postgres', $crit_fp);
+my $relations = $primary->safe_psql('postgres', 'SELECT count(*) FROM pg_class');
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($crit_run)");
+like($nerr, qr/WARNING:  run $crit_run paused: options.critical_query returned true/, 'critical_query pauses the run');
+cmp_ok($primary->safe_psql('postgres', 'SELECT last_value FROM critical_seq'), '>=', 3,
+	'in the middle of the first task: the query ran inside its fill');
+is($primary->safe_psql('postgres', "SELECT string_agg(status || attempts, ',' ORDER BY task) FROM backfill_tasks WHERE run_id = $crit_run"),
+	join(',', ('pending0') x 8), 'every task is pending, never attempted: the one in progress was rolled back');
+is($primary->safe_psql('postgres', $crit_fp), $before, 'the partitions hold their old rows');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM pg_class'), $relations, 'no staging table is left');
+$primary->safe_psql('postgres', "UPDATE flags SET critical = false; SELECT backfill_resume($crit_run)");
+$primary->safe_psql('postgres', "CALL backfill_run($crit_run)");
+is(progress($crit_run, 'status'), 'done', 'resumed once critical_query says false, the run finishes');
+ok(as_model('crit'), 'and wrote the model');
+
+# --- throttle_timeout_ms ---------------------------------------------------------------------
+make_table('stuck');
+my $stuck_run = plan_run('stuck', '{"throttle_query": "SELECT true", "throttle_timeout_ms": 1000, "throttle_interval_ms": 100}');
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($stuck_run)");
+like($nerr, qr/WARNING:  run $stuck_run paused: waited 1\.0 s \(throttle_timeout_ms\): options.throttle_query returned true/,
+	'a wait longer than throttle_timeout_ms pauses the run');
+is(progress($stuck_run, 'status || tasks_done'), 'paused0', 'before its first task');
+
+# --- the I/O budget ---------------------------------------------------------------------------
+make_table('budget');
+my $budget_run = plan_run('budget', '{"cost_limit": 100, "cost_delay_ms": 1}');
+$primary->safe_psql('postgres', "CALL backfill_run($budget_run)");
+is(progress($budget_run, 'status || throttle_reason'), 'donethe I/O budget (cost_limit 100)', 'the fill spent an I/O budget');
+cmp_ok(progress($budget_run, 'extract(epoch FROM throttled)'), '>', 0, 'and slept for it');
+ok(as_model('budget'), 'the run wrote the model');
+
+done_testing();
