@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(185);
+SELECT plan(192);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -187,6 +187,17 @@ SELECT is((SELECT options->>'cost_limit' || '/' || (options->>'cost_delay_ms') |
 SELECT is((SELECT jsonb_build_array(options->'max_replica_lag_ms', options->'replicas', options->'max_slot_lag_bytes', options->'throttle_query', options->'critical_query', options->'cost_limit')
 	FROM backfill_runs WHERE id = :plain_run),
 	'[null, null, null, null, null, null]'::jsonb, 'options: without throttle options, a run is not throttled');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_0311"]}')$$, '22023', '^options.unwatched names rc_0311, not a partition of public.rc outside the range$', 'options: unwatched naming a partition of the range');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_orders"]}')$$, '22023', '^options.unwatched names rc_orders, not a partition of public.rc outside the range$', 'options: unwatched naming another table');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_nosuch"]}')$$, '42P01', '^relation "rc_nosuch" does not exist$', 'options: unwatched naming no table');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": "older"}')$$, '22023', '^options.unwatched must be "newer" or an array of partitions, not "older"$', 'options: unwatched another string');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13', options => '{"unwatched": "newer", "window_column": "day", "chunk": "1 day"}')$$, '22023', '^options.unwatched is for partitioned tables$', 'options: unwatched on a plain table');
+SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_0314"]}') AS unwatched_run \gset
+SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": "newer"}') AS newer_run \gset
+SELECT is((SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM backfill_runs, jsonb_array_elements(untouched) u WHERE id = :unwatched_run),
+	'public.rc_0310,public.rc_0313,public.rc_0315,public.rc_default', 'options: a partition named unwatched is not watched, every other one outside the range is');
+SELECT is((SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM backfill_runs, jsonb_array_elements(untouched) u WHERE id = :newer_run),
+	'public.rc_0310,public.rc_0313,public.rc_default', 'options: unwatched "newer" leaves out the partitions above the range''s upper neighbour, not the neighbour nor DEFAULT');
 -- plain tables
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13')$$, '22023', '^a run on a table that is not partitioned needs options.window_column and options.chunk$', 'plain: no window_column');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13', options => '{"window_column": "day"}')$$, '22023', 'needs options.window_column and options.chunk', 'plain: no chunk');

@@ -311,21 +311,21 @@ UntouchedCounters(Oid relid, const char *partition, int64 lastlog)
 
 /*
  * The tasks of a partitioned table: its leaf partitions inside [lo, hi),
- * which must tile the range exactly.  untouched gets an entry for every
- * other partition: its fingerprint (untouched 2, 'full'), or its counters
- * (untouched 1, 'counters').
+ * which must tile the range exactly.  Every other partition goes to
+ * *outside; of those at or above hi, all but the nearest also to *newer.
  */
 static List *
 PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hitext,
-			   FmgrInfo *cmp, Oid coll, Oid keytype, bool replacing, int fingerprint_untouched,
-			   StringInfo untouched)
+			   FmgrInfo *cmp, Oid coll, Oid keytype, bool replacing, List **outside, List **newer)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	PartitionDesc pd = RelationGetPartitionDesc(rel, true);
 	Oid			defpart = get_default_oid_from_partdesc(pd);
 	List	   *tasks = NIL;
-	List	   *outside = NIL;
-	ListCell   *lc;
+	Oid			nearest = InvalidOid;
+	Datum		nearest_lower = (Datum) 0;
+
+	*outside = *newer = NIL;
 
 	for (int i = 0; i < pd->nparts; i++)
 	{
@@ -344,7 +344,7 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 					 errhint("Plan the run on %s instead.", BackfillQualifiedName(child))));
 		if (child == defpart)
 		{
-			outside = lappend_oid(outside, child);
+			*outside = lappend_oid(*outside, child);
 			continue;
 		}
 		BackfillResolvePart(child, "target", &bp);
@@ -355,7 +355,17 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 			DatumGetInt32(FunctionCall2Coll(cmp, coll, bp.own.lower, hi)) >= 0;
 		if (before || after)
 		{
-			outside = lappend_oid(outside, child);
+			*outside = lappend_oid(*outside, child);
+			if (after && OidIsValid(nearest) &&
+				DatumGetInt32(FunctionCall2Coll(cmp, coll, bp.own.lower, nearest_lower)) > 0)
+				*newer = lappend_oid(*newer, child);
+			else if (after)
+			{
+				if (OidIsValid(nearest))
+					*newer = lappend_oid(*newer, nearest);
+				nearest = child;
+				nearest_lower = bp.own.lower;
+			}
 			continue;
 		}
 		if (!bp.own.haslower || !bp.own.hasupper ||
@@ -389,25 +399,59 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	list_sort(tasks, CompareTasks);
 
 	CheckTasksTile(relid, tasks, lo, hi, lotext, hitext, cmp, coll, keytype);
-
-	if (fingerprint_untouched)
-	{
-		int64		lastlog = fingerprint_untouched == 1 ? BackfillLastLogId(BackfillInstalledSchema()) : 0;
-
-		BackfillUntouchedSnapshot();
-		foreach(lc, outside)
-		{
-			Oid			child = lfirst_oid(lc);
-
-			CHECK_FOR_INTERRUPTS();
-			appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
-			appendStringInfoString(untouched, fingerprint_untouched == 2
-								   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL)
-								   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog));
-		}
-	}
 	table_close(rel, NoLock);
 	return tasks;
+}
+
+/*
+ * The partitions outside the range that the run watches: all but those
+ * options.unwatched names (each must be one of them), or with "newer" all
+ * but those above the range's upper neighbour.
+ */
+static List *
+WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newer)
+{
+	List	   *unwatched = opts->unwatch_newer ? newer : NIL;
+	List	   *watched = NIL;
+	ListCell   *lc;
+
+	foreach(lc, opts->unwatched)
+	{
+		char	   *name = (char *) lfirst(lc);
+		Oid			part = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
+
+		if (!list_member_oid(outside, part))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.unwatched names %s, not a partition of %s outside the range", name,
+							BackfillQualifiedName(relid)),
+					 errhint("Name partitions the run does not write, whose writes are not history (the current ones).")));
+		unwatched = lappend_oid(unwatched, part);
+	}
+	foreach(lc, outside)
+		if (!list_member_oid(unwatched, lfirst_oid(lc)))
+			watched = lappend_oid(watched, lfirst_oid(lc));
+	return watched;
+}
+
+/* Into untouched, an entry for each watched partition: its fingerprint (mode 2, 'full') or its counters (1). */
+static void
+UntouchedPartitions(List *watched, int mode, StringInfo untouched)
+{
+	int64		lastlog = mode == 1 ? BackfillLastLogId(BackfillInstalledSchema()) : 0;
+	ListCell   *lc;
+
+	BackfillUntouchedSnapshot();
+	foreach(lc, watched)
+	{
+		Oid			child = lfirst_oid(lc);
+
+		CHECK_FOR_INTERRUPTS();
+		appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
+		appendStringInfoString(untouched, mode == 2
+							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL)
+							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog));
+	}
 }
 
 /* A run replacing partitions that a publication replicates is refused now, not at its first task. */
@@ -666,9 +710,17 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 
 	appendStringInfoChar(untouched, '[');
 	if (pr->partitioned)
+	{
+		List	   *outside;
+		List	   *newer;
+		List	   *watched;
+
 		tasks = PartitionTasks(pr->relid, lo, hi, pr->lotext, pr->hitext, &pr->cmp, pr->keycoll, pr->keytype,
-							   strcmp(pr->strategy, "merge") != 0,
-							   !pr->opts.check_untouched ? 0 : pr->opts.untouched_full ? 2 : 1, untouched);
+							   strcmp(pr->strategy, "merge") != 0, &outside, &newer);
+		watched = WatchedPartitions(pr->relid, &pr->opts, outside, newer);
+		if (pr->opts.check_untouched)
+			UntouchedPartitions(watched, pr->opts.untouched_full ? 2 : 1, untouched);
+	}
 	else
 	{
 		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);

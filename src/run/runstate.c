@@ -61,7 +61,7 @@ static const char *const known_options[] = {
 	"lock_timeout", "work_mem", "max_parallel_workers_per_gather", "reconcile",
 	"reconcile_tolerance", "window_column", "chunk", "search_path", "small_partition_rows",
 	"max_replica_lag_ms", "replicas", "max_slot_lag_bytes", "throttle_query", "critical_query",
-	"cost_limit", "cost_delay_ms", "throttle_timeout_ms", "throttle_interval_ms", NULL
+	"cost_limit", "cost_delay_ms", "throttle_timeout_ms", "throttle_interval_ms", "unwatched", NULL
 };
 
 static int
@@ -289,28 +289,35 @@ FinishThrottleOptions(BackfillThrottle *t)
 	}
 }
 
+/* A list of strings as a JSON array, or null when empty. */
+static void
+AppendJsonStrings(StringInfo buf, List *strings)
+{
+	ListCell   *lc;
+
+	if (strings == NIL)
+	{
+		appendStringInfoString(buf, "null");
+		return;
+	}
+	appendStringInfoChar(buf, '[');
+	foreach(lc, strings)
+	{
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(buf, ", ");
+		escape_json(buf, (char *) lfirst(lc));
+	}
+	appendStringInfoChar(buf, ']');
+}
+
 /* The throttle options, as the stored options say them. */
 static void
 AppendThrottleOptions(StringInfo buf, BackfillThrottle *t)
 {
-	ListCell   *lc;
-
 	appendStringInfoString(buf, ", \"max_replica_lag_ms\": ");
 	appendStringInfoString(buf, t->max_replica_lag_ms ? psprintf("%d", t->max_replica_lag_ms) : "null");
 	appendStringInfoString(buf, ", \"replicas\": ");
-	if (t->replicas == NIL)
-		appendStringInfoString(buf, "null");
-	else
-	{
-		appendStringInfoChar(buf, '[');
-		foreach(lc, t->replicas)
-		{
-			if (foreach_current_index(lc) > 0)
-				appendStringInfoString(buf, ", ");
-			escape_json(buf, (char *) lfirst(lc));
-		}
-		appendStringInfoChar(buf, ']');
-	}
+	AppendJsonStrings(buf, t->replicas);
 	appendStringInfoString(buf, ", \"max_slot_lag_bytes\": ");
 	appendStringInfoString(buf, t->max_slot_lag_bytes ? psprintf(INT64_FORMAT, t->max_slot_lag_bytes) : "null");
 	AppendJsonString(buf, "throttle_query", t->throttle_query);
@@ -358,7 +365,7 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 						 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
 						 " reconcile_tolerance, window_column, chunk, search_path, small_partition_rows,"
 						 " max_replica_lag_ms, replicas, max_slot_lag_bytes, throttle_query, critical_query,"
-						 " cost_limit, cost_delay_ms, throttle_timeout_ms and throttle_interval_ms.")));
+						 " cost_limit, cost_delay_ms, throttle_timeout_ms, throttle_interval_ms and unwatched.")));
 	if (strcmp(jtype, "null") == 0)
 		return;					/* the default */
 	if (SetThrottleOption(&opts->throttle, key, jtype, value, shown))
@@ -425,6 +432,17 @@ SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const
 		opts->chunk = StringOption(key, jtype, value);
 	else if (strcmp(key, "reconcile") == 0)
 		opts->reconcile = ReconcileOption(jtype, shown);
+	else if (strcmp(key, "unwatched") == 0)
+	{
+		opts->unwatch_newer = strcmp(jtype, "string") == 0 && strcmp(value, "newer") == 0;
+		if (!opts->unwatch_newer && strcmp(jtype, "array") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options.unwatched must be \"newer\" or an array of partitions, not %s", shown),
+					 errhint("For example [\"orders_20261203\"]: partitions outside the range whose writes are not history.")));
+		if (!opts->unwatch_newer)
+			opts->unwatched = StringsOption(key, shown, 100000, "partitions");
+	}
 }
 
 /* The options with every default filled in, as jsonb text: what a run stores. */
@@ -460,6 +478,11 @@ NormalizedRunOptions(BackfillRunOptions *opts)
 	AppendJsonString(&buf, "window_column", opts->window_column);
 	AppendJsonString(&buf, "chunk", opts->chunk);
 	AppendJsonString(&buf, "search_path", opts->search_path);
+	appendStringInfoString(&buf, ", \"unwatched\": ");
+	if (opts->unwatch_newer)
+		appendStringInfoString(&buf, "\"newer\"");
+	else
+		AppendJsonStrings(&buf, opts->unwatched);
 	AppendThrottleOptions(&buf, &opts->throttle);
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
@@ -496,6 +519,11 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 		SetRunOption(opts, SPI_getvalue(tt->vals[i], tt->tupdesc, 1), SPI_getvalue(tt->vals[i], tt->tupdesc, 2),
 					 SPI_getvalue(tt->vals[i], tt->tupdesc, 3), SPI_getvalue(tt->vals[i], tt->tupdesc, 4));
 
+	if (!partitioned && (opts->unwatched || opts->unwatch_newer))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.unwatched is for partitioned tables"),
+				 errdetail("A run on a plain table watches the rows outside its range, not partitions.")));
 	if (partitioned && opts->chunk)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -46,6 +46,8 @@ typedef struct BackfillRunOptions
 	char	   *window_column;	/* plain tables */
 	char	   *chunk;			/* plain tables */
 	char	   *search_path;	/* names in the source resolve under it */
+	List	   *unwatched;		/* partitions outside the range not watched (char *) */
+	bool		unwatch_newer;	/* unwatched "newer": those above the range's upper neighbour */
 	BackfillThrottle throttle;
 	char	   *normalized;		/* all of the above as jsonb text */
 } BackfillRunOptions;
