@@ -69,5 +69,34 @@ RESET client_min_messages;
 SELECT status, tasks_done FROM backfill_progress WHERE run_id = :arun;
 SELECT operation, details->>'why' AS why FROM backfill_log WHERE run_id = :arun;
 
+-- a throttled run: the conditions are looked at on the coordinator before each task (a
+-- distributed fill is one INSERT ... SELECT); critical_query pauses the run before it writes
+-- anything, and once resumed a throttle_query makes it wait, then go on; a throttle_query may
+-- ask the workers through run_command_on_workers
+CREATE TABLE cn.flags (critical boolean);
+INSERT INTO cn.flags VALUES (true);
+CREATE SEQUENCE cn.busy;
+CREATE TABLE cn.expected_now AS SELECT order_id, order_date, revenue::numeric(12,2) AS revenue
+FROM cn.model WHERE order_date >= '2026-03-11' AND order_date < '2026-03-17';
+SELECT backfill_plan('cn.revenue', '2026-03-11', '2026-03-17',
+	$$SELECT * FROM cn.model WHERE order_date >= $1 AND order_date < $2$$,
+	options => jsonb_build_object(
+		'critical_query', 'SELECT critical FROM cn.flags',
+		'throttle_query', $q$SELECT nextval('cn.busy') <= 2 OR (SELECT bool_or(result::boolean) FROM run_command_on_workers('SELECT pg_is_in_recovery()'))$q$,
+		'throttle_interval_ms', 50)) AS trun \gset
+\set VERBOSITY terse
+CALL backfill_run(:trun);
+\set VERBOSITY default
+SELECT status, error, tasks_done, tasks_pending FROM backfill_progress WHERE run_id = :trun;
+SELECT count(*) FILTER (WHERE attempts = 0) AS never_attempted FROM backfill_tasks WHERE run_id = :trun;
+UPDATE cn.flags SET critical = false;
+SELECT backfill_resume(:trun);
+SET client_min_messages = warning;
+CALL backfill_run(:trun);
+RESET client_min_messages;
+SELECT status, tasks_done, throttled > '0 s' AS waited, throttle_reason FROM backfill_progress WHERE run_id = :trun;
+SELECT (SELECT f FROM backfill_fingerprint('cn.revenue', $$order_date >= '2026-03-11' AND order_date < '2026-03-17'$$) f) =
+       (SELECT f FROM backfill_fingerprint('cn.expected_now') f) AS range_is_the_model;
+
 SET client_min_messages = warning;
 DROP SCHEMA cn CASCADE;
