@@ -163,7 +163,7 @@ my $fp_before = $primary->safe_psql('postgres', 'SELECT sum(amount) FROM slot');
 ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($slot_run)");
 like($nerr, qr/NOTICE:  run $slot_run waits: logical slot "cdc" is [0-9]+ (kB|MB) behind \(max_slot_lag_bytes 1048576\)/,
 	'a slot that holds more than max_slot_lag_bytes makes the run wait');
-like($nerr, qr/WARNING:  run $slot_run paused: waited 2\.0 s \(throttle_timeout_ms\): logical slot "cdc" is/,
+like($nerr, qr/WARNING:  run $slot_run paused: waited 2\.00 s \(throttle_timeout_ms\): logical slot "cdc" is/,
 	'past throttle_timeout_ms the run pauses, saying why');
 is(progress($slot_run, 'status'), 'paused', 'the run is paused');
 like(progress($slot_run, 'error'), qr/logical slot "cdc"/, 'backfill_progress says why');
@@ -209,7 +209,7 @@ ok(as_model('crit'), 'and wrote the model');
 make_table('stuck');
 my $stuck_run = plan_run('stuck', '{"throttle_query": "SELECT true", "throttle_timeout_ms": 1000, "throttle_interval_ms": 100}');
 ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($stuck_run)");
-like($nerr, qr/WARNING:  run $stuck_run paused: waited 1\.0 s \(throttle_timeout_ms\): options.throttle_query returned true/,
+like($nerr, qr/WARNING:  run $stuck_run paused: waited 1\.00 s \(throttle_timeout_ms\): options.throttle_query returned true/,
 	'a wait longer than throttle_timeout_ms pauses the run');
 is(progress($stuck_run, 'status || tasks_done'), 'paused0', 'before its first task');
 

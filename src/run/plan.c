@@ -403,6 +403,18 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 	return tasks;
 }
 
+/* Whether oid is in sorted, a list sorted by list_oid_cmp: a binary search. */
+static bool
+SortedOidMember(List *sorted, Oid oid)
+{
+	ListCell	key;
+
+	key.oid_value = oid;
+	return sorted != NIL &&
+		bsearch(&key, sorted->elements, list_length(sorted), sizeof(ListCell),
+				(int (*) (const void *, const void *)) list_oid_cmp) != NULL;
+}
+
 /*
  * The partitions outside the range that the run watches: all but those
  * options.unwatched names (each must be one of them), or with "newer" all
@@ -411,16 +423,19 @@ PartitionTasks(Oid relid, Datum lo, Datum hi, const char *lotext, const char *hi
 static List *
 WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newer)
 {
-	List	   *unwatched = opts->unwatch_newer ? newer : NIL;
+	List	   *unwatched = opts->unwatch_newer ? list_copy(newer) : NIL;
+	List	   *sorted_outside = list_copy(outside);
 	List	   *watched = NIL;
 	ListCell   *lc;
 
+	list_sort(sorted_outside, list_oid_cmp);
 	foreach(lc, opts->unwatched)
 	{
 		char	   *name = (char *) lfirst(lc);
 		Oid			part = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
 
-		if (!list_member_oid(outside, part))
+		CHECK_FOR_INTERRUPTS();
+		if (!SortedOidMember(sorted_outside, part))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("options.unwatched names %s, not a partition of %s outside the range", name,
@@ -428,8 +443,9 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 					 errhint("Name partitions the run does not write, whose writes are not history (the current ones).")));
 		unwatched = lappend_oid(unwatched, part);
 	}
+	list_sort(unwatched, list_oid_cmp);
 	foreach(lc, outside)
-		if (!list_member_oid(unwatched, lfirst_oid(lc)))
+		if (!SortedOidMember(unwatched, lfirst_oid(lc)))
 			watched = lappend_oid(watched, lfirst_oid(lc));
 	return watched;
 }

@@ -847,19 +847,6 @@ ClaimTask(BackfillRun *run, List *failed_here, BackfillTask *task)
 	return true;
 }
 
-/* "1 min 12 s", "3 h 4 min", "0.42 s" */
-static char *
-Duration(double s)
-{
-	if (s < 10)
-		return psprintf("%.2f s", s);
-	if (s < 60)
-		return psprintf("%.0f s", s);
-	if (s < 3600)
-		return psprintf("%d min %d s", (int) (s / 60), (int) s % 60);
-	return psprintf("%d h %d min", (int) (s / 3600), ((int) s % 3600) / 60);
-}
-
 /* 20104 -> "20,104" */
 static char *
 Thousands(int64 n)
@@ -918,12 +905,12 @@ ReportTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, TimestampTz c
 	/* the pauses after the tasks before this one are in elapsed: count them once */
 	per_task = Max(elapsed - pause * done_before, 0) / (done_before + 1) + pause;
 	left = pending == 0 ? "none left" :
-		psprintf("about %s left", Duration(per_task * pending / Min(pending, run->opts.max_workers)));
+		psprintf("about %s left", BackfillDuration(per_task * pending / Min(pending, run->opts.max_workers)));
 
 	if (out->ok)
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT ": %s done (" INT64_FORMAT "/" INT64_FORMAT "), %s rows, %s, %s",
-						run->id, name, done, total, Thousands(out->rows_after), Duration(out->seconds), left)));
+						run->id, name, done, total, Thousands(out->rows_after), BackfillDuration(out->seconds), left)));
 	else
 		ereport(WARNING,
 				(errmsg("run " INT64_FORMAT ": %s failed (attempt %d of %d): %s",

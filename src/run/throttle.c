@@ -122,13 +122,17 @@ BackfillSleep(double ms)
 	}
 }
 
-/* "3.2 s", "1 min 12 s" */
-static char *
-Millis(double ms)
+/* "1 min 12 s", "3 h 4 min", "0.42 s" */
+char *
+BackfillDuration(double s)
 {
-	if (ms < 60000)
-		return psprintf("%.1f s", ms / 1000.0);
-	return psprintf("%d min %d s", (int) (ms / 60000), ((int) (ms / 1000)) % 60);
+	if (s < 10)
+		return psprintf("%.2f s", s);
+	if (s < 60)
+		return psprintf("%.0f s", s);
+	if (s < 3600)
+		return psprintf("%d min %d s", (int) (s / 60), (int) s % 60);
+	return psprintf("%d h %d min", (int) (s / 3600), ((int) s % 3600) / 60);
 }
 
 /* "812 kB", "64 MB" */
@@ -266,7 +270,7 @@ ReplicaLagReason(void)
 		}
 	}
 	if (worst && worst_ms > th.opts.max_replica_lag_ms)
-		return psprintf("standby \"%s\" replays %s behind (max_replica_lag_ms %d)", worst, Millis(worst_ms),
+		return psprintf("standby \"%s\" replays %s behind (max_replica_lag_ms %d)", worst, BackfillDuration(worst_ms / 1000.0),
 						th.opts.max_replica_lag_ms);
 	return NULL;
 }
@@ -531,7 +535,7 @@ BackfillThrottleWait(void)
 			pause = true;
 			why = MemoryContextStrdup(ThrottleContext,
 									  psprintf("waited %s (throttle_timeout_ms): %s",
-											   Millis(th.opts.throttle_timeout_ms), why));
+											   BackfillDuration(th.opts.throttle_timeout_ms / 1000.0), why));
 			break;
 		}
 		BackfillSleep(th.opts.throttle_interval_ms);
@@ -542,7 +546,7 @@ BackfillThrottleWait(void)
 
 		th.waited_ms += ms;
 		if (!pause)
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", th.runid, Millis(ms))));
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", th.runid, BackfillDuration(ms / 1000.0))));
 	}
 	if (pause)
 		th.paused = th.reason = why;

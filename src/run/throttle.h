@@ -40,5 +40,6 @@ extern bool BackfillThrottleWait(void);
 extern const char *BackfillThrottlePaused(void);
 extern double BackfillThrottleTake(char **reason);
 extern void BackfillSleep(double ms);
+extern char *BackfillDuration(double s);
 
 #endif							/* BACKFILL_THROTTLE_H */
