@@ -18,7 +18,8 @@
 #   rolled back (the partition keeps its old rows, no staging table is left, its attempts
 #   stay 0), and the run resumes cleanly once the query says false.
 # - throttle_timeout_ms: a wait that lasts longer pauses the run.
-# - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model.
+# - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model;
+#   its tasks run without parallel workers (their pages would be counted only when they end).
 use strict;
 use warnings;
 
@@ -220,5 +221,33 @@ $primary->safe_psql('postgres', "CALL backfill_run($budget_run)");
 is(progress($budget_run, 'status || throttle_reason'), 'donethe I/O budget (cost_limit 100)', 'the fill spent an I/O budget');
 cmp_ok(progress($budget_run, 'extract(epoch FROM throttled)'), '>', 0, 'and slept for it');
 ok(as_model('budget'), 'the run wrote the model');
+
+# Under a budget the copy's index builds and the source run without parallel workers (their
+# pages would be counted only when they end); the rows record the settings the task ran with.
+$primary->safe_psql('postgres', q{
+	CREATE TABLE workers (day date, maintenance int, gather int) PARTITION BY RANGE (day);
+	CREATE TABLE workers_0 PARTITION OF workers FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+	CREATE INDEX ON workers (day);
+	ALTER SYSTEM SET max_parallel_maintenance_workers = 2;
+	ALTER SYSTEM SET max_parallel_workers_per_gather = 2;
+	SELECT pg_reload_conf();
+});
+my $settings = q{SELECT $1::date AS day, current_setting('max_parallel_maintenance_workers')::int AS maintenance,}
+  . q{ current_setting('max_parallel_workers_per_gather')::int AS gather};
+my %seen;
+for my $case (['none', '{}'], ['budget', '{"cost_limit": 10000}'],
+	['budget, gather 3', '{"cost_limit": 10000, "max_parallel_workers_per_gather": "3"}'])
+{
+	my ($label, $options) = @$case;
+	my $run = $primary->safe_psql('postgres',
+		"SELECT backfill_plan('workers', '2026-03-01', '2026-03-02', \$\$$settings\$\$, options => '$options')");
+	$primary->safe_psql('postgres', "CALL backfill_run($run)");
+	$seen{$label} = $primary->safe_psql('postgres', "SELECT maintenance || '/' || gather FROM workers");
+}
+is($seen{none}, '2/2', 'without a budget a task keeps the server\'s parallel workers');
+is($seen{budget}, '0/0', 'under a budget its index builds and its source have none');
+is($seen{'budget, gather 3'}, '0/3', 'unless the run sets max_parallel_workers_per_gather');
+$primary->safe_psql('postgres',
+	'ALTER SYSTEM RESET max_parallel_maintenance_workers; ALTER SYSTEM RESET max_parallel_workers_per_gather; SELECT pg_reload_conf()');
 
 done_testing();

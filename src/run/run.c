@@ -252,10 +252,18 @@ TaskScope(BackfillRun *run, BackfillTask *task, const char *alias)
 							   task->range_to, alias);
 }
 
-/* Apply a run's settings to the current (sub)transaction, restored at its end. */
+/*
+ * Apply a run's settings to the current (sub)transaction, restored at its end.
+ * With an I/O budget, the task's index builds and (unless the run sets
+ * max_parallel_workers_per_gather) its source run without parallel workers:
+ * their pages would be counted only when they finish, in one burst beside the
+ * budget, on every core production has.
+ */
 static void
 ApplySettings(BackfillRun *run)
 {
+	bool		budget = run->opts.throttle.cost_limit > 0;
+	const char *gather = run->opts.max_parallel_workers_per_gather;
 	struct
 	{
 		const char *name;
@@ -264,7 +272,8 @@ ApplySettings(BackfillRun *run)
 		{"search_path", run->opts.search_path},
 		{"lock_timeout", run->opts.lock_timeout},
 		{"work_mem", run->opts.work_mem},
-		{"max_parallel_workers_per_gather", run->opts.max_parallel_workers_per_gather},
+		{"max_parallel_workers_per_gather", gather ? gather : budget ? "0" : NULL},
+		{"max_parallel_maintenance_workers", budget ? "0" : NULL},
 	};
 
 	for (int i = 0; i < lengthof(s); i++)

@@ -407,6 +407,9 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 	if (indexed && bp->distcol == NULL)
 		ReindexNamingPartition(bp, qualname);
 	times->index_ms = BackfillMsSince(start);
+	/* the index builds' pages are paid for here, before the swap's locks */
+	if (BackfillFillHook)
+		BackfillFillHook();
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	INSTR_TIME_SET_CURRENT(start);
 	BackfillExec(psprintf("ANALYZE %s", qualname));

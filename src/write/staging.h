@@ -25,8 +25,9 @@ typedef struct BackfillStageTimes
 } BackfillStageTimes;
 
 /*
- * Called between the batches of a fill, with no lock taken but the fill's
- * own: a run's throttle sets it (it may sleep, or raise to stop the task).
+ * Called between the batches of a fill and after the index builds, with no
+ * lock taken but the fill's own: a run's throttle sets it (it may sleep, or
+ * raise to stop the task).
  */
 typedef void (*BackfillFillHookType) (void);
 extern PGDLLIMPORT BackfillFillHookType BackfillFillHook;
