@@ -18,7 +18,7 @@ PARTS_LIST=${BENCH_SCALE_PARTS:-4 16 64 256}
 PART_ROWS=${BENCH_SCALE_ROWS:-50000}
 SMALL_LIST=${BENCH_SCALE_SMALL:-100 3650}
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. scripts/bench_lib.sh
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
 times=$(mktemp)
 trap 'rm -f "$times"' EXIT

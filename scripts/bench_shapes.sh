@@ -19,7 +19,7 @@ CASES=${BENCH_SHAPE_CASES:-1 2 3 4 5 6}
 WANT=${BENCH_SHAPES:-}
 
 q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. scripts/bench_lib.sh
 trim() { sed 's/^ *//; s/ *$//' <<<"$1"; }
 
 q -c 'CREATE EXTENSION IF NOT EXISTS backfill' >/dev/null

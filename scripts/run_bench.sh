@@ -40,7 +40,7 @@ psql -X -q -v ON_ERROR_STOP=1 -f "$script" | awk '
 	/^Time: / && c != "" { print c, side, $2; c = "" }
 ' > "$script.times"
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. scripts/bench_lib.sh
 
 printf '\nbackfill vs plain SQL: median of %d runs each, same settings on both sides (parallel query off unless the title says), %s\n\n' "$RUNS" "$(psql -X -At -c 'SHOW server_version')"
 printf '| %-58s | %12s | %12s | %7s | %s\n' "comparison" "backfill ms" "plain SQL ms" "ratio" "what the plain SQL lacks"
@@ -94,26 +94,6 @@ SQL
 done
 rm -f "$script.swap"
 psql -X -q -c 'DROP TABLE IF EXISTS bench_swap, bench_swap_src' >/dev/null
-
-# The SQL that makes NAME, PARTS daily partitions of PART_ROWS rows each with a primary key,
-# and NAME_src, the same rows with one in ten corrected (revenue + 1).
-daily_tables() {
-	local t=$1 parts=$2 rows=$3
-	cat <<SQL
-CREATE TABLE ${t}_src AS
-SELECT g::bigint AS order_id, date '2026-01-01' + (g % $parts)::int AS order_date, (g % 10000) / 100.0 AS revenue
-FROM generate_series(1, $parts * $rows) g;
-CREATE TABLE $t (order_id bigint NOT NULL, order_date date NOT NULL, revenue numeric(12,2),
-	PRIMARY KEY (order_id, order_date)) PARTITION BY RANGE (order_date);
-SELECT format('CREATE TABLE %I PARTITION OF $t FOR VALUES FROM (%L) TO (%L)',
-			  '${t}_' || to_char(d, 'YYYYMMDD'), d::date, d::date + 1)
-FROM generate_series(date '2026-01-01', date '2026-01-01' + $parts - 1, interval '1 day') d \\gexec
-INSERT INTO $t SELECT * FROM ${t}_src;
-UPDATE ${t}_src SET revenue = revenue + 1 WHERE order_id % 10 = 0;
-CREATE INDEX ON ${t}_src (order_date);
-VACUUM ANALYZE ${t}_src, $t;
-SQL
-}
 
 # A run: N daily partitions backfilled by CALL backfill_run (one committed task per partition:
 # claim, pinned-code check, write, record, commit), with strategy 'replace' and with 'auto'
@@ -269,3 +249,7 @@ par_case "${BENCH_PAR_PARTITIONS:-10}" "${BENCH_PAR_ROWS:-100000}" "${BENCH_PAR_
 
 # After the swap: the visibility map of the new partition (index-only scans, the first VACUUM).
 RUNS=$RUNS scripts/bench_vacuum.sh
+
+# Beside production: what a run leaves a standby and a logical slot behind, with and without
+# the options that hold it back, and what fixed-rate readers see beside each way of rewriting.
+BENCH_THROTTLE_RUNS=${BENCH_THROTTLE_RUNS:-3} scripts/bench_throttle.sh
