@@ -27,3 +27,20 @@ CREATE INDEX ON ${t}_src (order_date);
 VACUUM ANALYZE ${t}_src, $t;
 SQL
 }
+
+# loop_procedure NAME TABLE PARTS: the SQL of the plain-SQL way, procedure NAME rewriting the
+# PARTS days from 2026-01-01 of TABLE from TABLE_src, one DELETE + INSERT + COMMIT a day.
+loop_procedure() {
+	local name=$1 t=$2 parts=$3
+	cat <<SQL
+CREATE PROCEDURE $name() LANGUAGE plpgsql AS \$\$
+DECLARE d date;
+BEGIN
+	FOR d IN SELECT g::date FROM generate_series(date '2026-01-01', date '2026-01-01' + $parts - 1, interval '1 day') g LOOP
+		DELETE FROM $t WHERE order_date >= d AND order_date < d + 1;
+		INSERT INTO $t SELECT * FROM ${t}_src WHERE order_date >= d AND order_date < d + 1;
+		COMMIT;
+	END LOOP;
+END \$\$;
+SQL
+}

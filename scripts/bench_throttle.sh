@@ -186,15 +186,7 @@ CREATE EXTENSION IF NOT EXISTS backfill;
 $(daily_tables bench_thr $((PARTS + 3)) "$ROWS" "autovacuum_enabled = false")
 DELETE FROM bench_thr_src WHERE order_date >= '$newest'::date - 2;
 CREATE SEQUENCE IF NOT EXISTS bench_thr_seq START 100000000;
-CREATE PROCEDURE bench_thr_loop() LANGUAGE plpgsql AS \$\$
-DECLARE d date;
-BEGIN
-	FOR d IN SELECT g::date FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') g LOOP
-		DELETE FROM bench_thr WHERE order_date >= d AND order_date < d + 1;
-		INSERT INTO bench_thr SELECT * FROM bench_thr_src WHERE order_date >= d AND order_date < d + 1;
-		COMMIT;
-	END LOOP;
-END \$\$;
+$(loop_procedure bench_thr_loop bench_thr "$PARTS")
 SQL
 thr_to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
 cat >"$work/reader.sql" <<SQL

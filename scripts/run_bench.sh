@@ -116,15 +116,7 @@ BEGIN
 		COMMIT;
 	END LOOP;
 END \$\$;
-CREATE PROCEDURE bench_run_delete_insert() LANGUAGE plpgsql AS \$\$
-DECLARE d date;
-BEGIN
-	FOR d IN SELECT g::date FROM generate_series(date '2026-01-01', date '2026-01-01' + $PARTS - 1, interval '1 day') g LOOP
-		DELETE FROM bench_run WHERE order_date >= d AND order_date < d + 1;
-		INSERT INTO bench_run SELECT * FROM bench_run_src WHERE order_date >= d AND order_date < d + 1;
-		COMMIT;
-	END LOOP;
-END \$\$;
+$(loop_procedure bench_run_delete_insert bench_run "$PARTS")
 SQL
 	local to
 	to=$(psql -X -At -c "SELECT (date '2026-01-01' + $PARTS)::text")
