@@ -53,6 +53,12 @@ SELECT * FROM backfill_merge('cm.revenue', 'SELECT * FROM cm.model', ARRAY['day'
 SELECT * FROM backfill_merge('cm.revenue', 'SELECT * FROM cm.local_model', ARRAY['order_id', 'day']);
 SELECT * FROM backfill_merge('cm.revenue', 'SELECT * FROM cm.other', ARRAY['order_id', 'day']);
 SELECT * FROM backfill_merge('cm.revenue', 'SELECT m.* FROM cm.model m JOIN cm.ref r USING (order_id)', ARRAY['order_id', 'day']);
+-- a source of constants alone, which reads no table
+SELECT * FROM backfill_merge('cm.revenue', $$SELECT g::bigint AS order_id, date '2026-03-15' AS day,
+	1::numeric(12,2) AS amount, 'v'::text AS note FROM generate_series(1, 3) g$$, ARRAY['order_id', 'day']);
+SELECT * FROM backfill_merge('cm.revenue', $$SELECT * FROM (VALUES (1::bigint, date '2026-03-15', 1::numeric(12,2), 'v'::text))
+	AS v (order_id, day, amount, note)$$,
+	ARRAY['order_id', 'day'], scope => $$day = '2026-03-15'$$);
 -- functions that are not IMMUTABLE, in the source or in the scope
 SELECT * FROM backfill_merge('cm.revenue', $$SELECT order_id, day, amount, now()::text AS note FROM cm.model$$,
 	ARRAY['order_id', 'day']);

@@ -65,6 +65,11 @@ SELECT * FROM backfill_replace_partition('cr.revenue_20260315',
 	$$SELECT order_id, $1 AS order_date, 1 AS revenue FROM cr.orders WHERE order_date >= $1 AND order_date < $2
 	  UNION ALL SELECT order_id, $1, 2 FROM cr.orders WHERE order_date >= $1 AND order_date < $2$$);
 \set VERBOSITY default
+-- ... also from a source Citus cannot push down, whose rows it copies into the shards
+CREATE TEMP TABLE twice AS SELECT 5::bigint AS order_id, date '2026-03-15' AS order_date, g::numeric AS revenue
+FROM generate_series(1, 2) g;
+SELECT * FROM backfill_replace_partition('cr.revenue_20260315', 'SELECT * FROM twice');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT * FROM backfill_replace_partition('cr.revenue_20260315',
 	$$SELECT order_id, order_date, NULL::numeric AS revenue FROM cr.orders WHERE order_date >= $1 AND order_date < $2$$);
 ALTER TABLE cr.revenue ADD CONSTRAINT revenue_not_negative CHECK (revenue >= -1000000);
@@ -82,6 +87,34 @@ SELECT * FROM dblink('reader', 'SELECT count(*) FROM cr.revenue') AS t(n bigint)
 SELECT * FROM backfill_replace_partition('cr.revenue_20260315',
 	$$SELECT order_id, order_date, revenue FROM cr.revenue_20260315 WHERE order_date >= $1 AND order_date < $2$$,
 	lock_timeout_ms => 100, max_attempts => 2);
+-- ... also when neither the server log nor the client takes a WARNING (the worker's lock
+-- timeout is seen all the same)
+SET log_min_messages = error;
+SET client_min_messages = error;
+SELECT * FROM backfill_replace_partition('cr.revenue_20260315',
+	$$SELECT order_id, order_date, revenue FROM cr.revenue_20260315 WHERE order_date >= $1 AND order_date < $2$$,
+	lock_timeout_ms => 100, max_attempts => 2);
+SHOW log_min_messages;
+RESET log_min_messages;
+RESET client_min_messages;
+-- ... and the error names the session on the worker that held the lock
+SELECT * FROM dblink('reader', 'SELECT pg_backend_pid()') AS t(reader_pid int) \gset
+SET client_min_messages = error;
+CREATE FUNCTION pg_temp.swap_detail() RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+	d text;
+BEGIN
+	PERFORM backfill_replace_partition('cr.revenue_20260315',
+		$q$SELECT order_id, order_date, revenue FROM cr.revenue_20260315 WHERE order_date >= $1 AND order_date < $2$q$,
+		lock_timeout_ms => 100, max_attempts => 1);
+	RETURN 'swapped';
+EXCEPTION WHEN lock_not_available THEN
+	GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+	RETURN d;
+END $f$;
+SELECT pg_temp.swap_detail() ~ format('process %s on worker 127\.0\.0\.1:%s \(AccessShareLock, query started .+: SELECT pg_backend_pid\(\)\) held a lock on cr\.revenue',
+	:'reader_pid', :'worker1') AS names_the_workers_session;
+RESET client_min_messages;
 \set VERBOSITY default
 SELECT dblink_exec('reader', 'COMMIT');
 SELECT f = b AS nothing_written FROM backfill_fingerprint('cr.revenue') f, before b;

@@ -219,13 +219,15 @@ RefuseMutable(CachedPlanSource *ps, const char *argname, const char *target)
 
 /*
  * Every table source reads must be a distributed table co-located with the
- * target (cr): Citus merges shard by shard, and refuses or moves rows
- * otherwise.
+ * target (cr), and it must read one: Citus merges shard by shard, and refuses
+ * or moves rows otherwise, or, for a source of constants alone (VALUES,
+ * generate_series), fails with an internal error.
  */
 static void
 RefuseForeignSources(CachedPlanSource *ps, BackfillCitusRel *cr, const char *target)
 {
 	ListCell   *lc;
+	bool		colocated = false;
 
 	foreach(lc, ps->relationOids)
 	{
@@ -238,7 +240,10 @@ RefuseForeignSources(CachedPlanSource *ps, BackfillCitusRel *cr, const char *tar
 			continue;
 		BackfillCitusDescribe(relid, &src);
 		if (src.kind == BACKFILL_CITUS_DISTRIBUTED && src.colocation == cr->colocation)
+		{
+			colocated = true;
 			continue;
+		}
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("source reads %s, a %s%s: Citus cannot merge it into distributed table %s",
@@ -249,6 +254,13 @@ RefuseForeignSources(CachedPlanSource *ps, BackfillCitusRel *cr, const char *tar
 				 errhint("Distribute %s with colocate_with => '%s', or copy the source's rows into a table that is.",
 						 BackfillQualifiedName(relid), target)));
 	}
+	if (!colocated)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("source reads no table: Citus cannot merge it into distributed table %s", target),
+				 errdetail("A MERGE into a distributed table runs shard by shard, and its source must read a table distributed on the same column and co-located with it; a source of constants alone (VALUES, generate_series) reads none."),
+				 errhint("Insert the source's rows into a table distributed with colocate_with => '%s', and merge from that table.",
+						 target)));
 }
 
 /*
@@ -348,6 +360,28 @@ BackfillCitusHoldOffCopy(Oid relid)
 	on_workers = (void (*) (const char *))
 		load_external_function("citus", "SendCommandToWorkersWithMetadata", true, NULL);
 	on_workers(lock);
+}
+
+/*
+ * The sessions on the workers that hold a lock on their copy of relid now,
+ * other than this transaction's own, for an error message (citus_locks, read
+ * on every node); NULL if none.  Must be called inside SPI.
+ */
+char *
+BackfillCitusHolders(Oid relid)
+{
+	return BackfillQueryText(
+		"SELECT pg_catalog.string_agg(pg_catalog.format('process %s on worker %s:%s (%s, query started %s: %s)',"
+		"   l.pid, n.nodename, n.nodeport, l.mode,"
+		"   pg_catalog.to_char(a.query_start, 'YYYY-MM-DD HH24:MI:SS.MS TZ'), pg_catalog.left(a.query, 80)),"
+		"   '; ' ORDER BY n.nodeport, l.pid)"
+		" FROM pg_catalog.citus_locks l"
+		" JOIN pg_catalog.pg_dist_node n ON n.nodeid OPERATOR(pg_catalog.=) l.nodeid"
+		" JOIN pg_catalog.citus_stat_activity a ON a.nodeid OPERATOR(pg_catalog.=) l.nodeid"
+		"   AND a.pid OPERATOR(pg_catalog.=) l.pid AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()"
+		" WHERE n.groupid OPERATOR(pg_catalog.<>) 0 AND l.locktype OPERATOR(pg_catalog.=) 'relation'"
+		"   AND pg_catalog.to_regclass(l.relation_name)::pg_catalog.oid OPERATOR(pg_catalog.=) $1"
+		"   AND l.global_pid IS DISTINCT FROM pg_catalog.citus_backend_gpid()", relid);
 }
 
 /*

@@ -38,5 +38,6 @@ extern bool BackfillCitusCheckMerge(Oid relid, List *keys, const char *source, c
 extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 extern void BackfillCitusHoldOffCopy(Oid relid);
 extern bool BackfillCitusCancelledByDeadlock(void);
+extern char *BackfillCitusHolders(Oid relid);
 
 #endif							/* BACKFILL_CITUS_H */

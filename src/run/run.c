@@ -52,6 +52,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/regproc.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
@@ -370,6 +371,53 @@ RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
 }
 
 /*
+ * Whether the source (bound) reads relid, or one of its partitions, in the
+ * tables its plan reads (a table read only inside a function is not seen).
+ */
+static bool
+SourceReads(const char *bound, Oid relid)
+{
+	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
+	CachedPlanSource *ps = (CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan));
+	ListCell   *lc;
+	bool		reads = false;
+
+	foreach(lc, ps->relationOids)
+	{
+		Oid			r = lfirst_oid(lc);
+
+		if (r == relid || (get_rel_relispartition(r) && list_member_oid(get_partition_ancestors(r), relid)))
+			reads = true;
+	}
+	SPI_freeplan(plan);
+	return reads;
+}
+
+/*
+ * WriteWholeWindow for a table Citus holds whose source reads it: Citus runs
+ * a data-modifying CTE as a subplan of its own before the rest of the
+ * statement, so the one-statement form would read the window after its
+ * delete (and find it empty).  Read the source first, into a temporary table
+ * of this transaction, then delete and insert from it.
+ */
+static uint64
+WriteWholeWindowRead(BackfillTask *task, bool only, const char *table, const char *cols, const char *bound,
+					 const char *scope)
+{
+	uint64		inserted;
+
+	BackfillExec(psprintf("CREATE TEMPORARY TABLE backfill_window ON COMMIT DROP AS SELECT %s FROM (\n%s\n) AS s",
+						  cols, bound));
+	BackfillExec(psprintf("DELETE FROM %s%s%s%s", only ? "ONLY " : "", table, scope ? " WHERE " : "", scope ? scope : ""));
+	if (SPI_execute(psprintf("INSERT INTO %s (%s) SELECT %s FROM pg_temp.backfill_window", table, cols, cols),
+					false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not replace the window of task %d", task->task);
+	inserted = SPI_processed;
+	BackfillExec("DROP TABLE pg_temp.backfill_window");
+	return inserted;
+}
+
+/*
  * Delete the rows of written in scope (all, if NULL) and insert the rows of
  * bound, in one statement, so that the source reads the window as it was
  * before the delete (a source may read the table itself: a snapshot of its
@@ -382,7 +430,12 @@ WriteWholeWindow(BackfillTask *task, const char *bound, Oid written, const char 
 {
 	char	   *table = BackfillQualifiedName(written);
 	char	   *cols = SourceColumns(bound);
+	BackfillCitusRel cr;
 
+	BackfillCitusDescribe(written, &cr);
+	if (cr.kind != BACKFILL_CITUS_NONE && SourceReads(bound, written))
+		return WriteWholeWindowRead(task, get_rel_relkind(written) != RELKIND_PARTITIONED_TABLE, table, cols,
+									bound, scope);
 	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
 							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
 							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",

@@ -23,7 +23,8 @@
  *   and the swap's attempts send their lock_timeout to the workers with
  *   citus.propagate_set_commands = 'local'.  A worker's lock timeout comes
  *   back as XX000 "failure on connection marked as essential", after a
- *   WARNING carrying the worker's 55P03; the retry loop takes it for 55P03.
+ *   WARNING carrying the worker's 55P03 (seen whatever log_min_messages
+ *   and client_min_messages are); the retry loop takes it for 55P03.
  *
  * What does not hold: the shards are filled by plain INSERTs on the
  * workers, not frozen, so a REPEATABLE READ reader whose snapshot predates
@@ -218,14 +219,20 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
  * timeout (a WARNING with SQLSTATE 55P03, before failing the connection).
  */
 static bool WorkerLockTimedOut = false;
+static bool WarningsUnlogged = false;	/* the server log was not to take a WARNING */
 static emit_log_hook_type PrevEmitLogHook = NULL;
 
-/* emit_log_hook while the swap's locks are taken: notice a worker's lock timeout */
+/*
+ * emit_log_hook while the swap's locks are taken: notice a worker's lock
+ * timeout, and keep out of the server log the WARNINGs it was not to take.
+ */
 static void
 NoticeWorkerLockTimeout(ErrorData *edata)
 {
 	if (edata->elevel == WARNING && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
 		WorkerLockTimedOut = true;
+	if (edata->elevel == WARNING && WarningsUnlogged)
+		edata->output_to_server = false;
 	if (PrevEmitLogHook)
 		PrevEmitLogHook(edata);
 }
@@ -241,9 +248,22 @@ void
 BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 {
 	StringInfoData rels;
+	char	   *logged;
 
 	(void) set_config_option("citus.propagate_set_commands", "local", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+
+	/*
+	 * A WARNING reaches emit_log_hook only if it is to go somewhere: when the
+	 * server log is not to take one (log_min_messages above it), it is let in
+	 * for this statement, and the hook keeps it out again, so the worker's
+	 * lock timeout is seen whatever the log levels.
+	 */
+	WarningsUnlogged = log_min_messages == LOG || log_min_messages > WARNING;
+	logged = pstrdup(GetConfigOption("log_min_messages", false, false));
+	if (WarningsUnlogged)
+		(void) set_config_option("log_min_messages", "warning", PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
 	BackfillExec(psprintf("SET LOCAL lock_timeout = %d", timeout_ms));
 	initStringInfo(&rels);
 	appendStringInfo(&rels, "%s, %s", bp->qualparent, bp->qualname);
@@ -261,6 +281,10 @@ BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 		emit_log_hook = PrevEmitLogHook;
 	}
 	PG_END_TRY();
+	if (WarningsUnlogged)
+		(void) set_config_option("log_min_messages", logged, PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	WarningsUnlogged = false;
 	BackfillExec(psprintf("SET LOCAL lock_timeout = %s", quote_literal_cstr(restore)));
 }
 

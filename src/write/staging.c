@@ -347,16 +347,23 @@ BackfillCreateStaging(BackfillPart *bp)
  * In a PG_CATCH block: rethrow the error being handled, unless it is a unique
  * violation, which is reported as the source giving a key twice for
  * partition bp (the index named in the original is one of the staging
- * table's).  cxt is the memory context the PG_TRY block began in.
+ * table's).  On a distributed parent, also the XX000 that Citus makes of a
+ * worker's unique violation when it copies rows into the shards (for a
+ * source it cannot push down, its COPY keeps the worker's message but not
+ * its SQLSTATE), known by that message as PostgreSQL writes it in English.
+ * cxt is the memory context the PG_TRY block began in.
  */
 void
 BackfillRethrowDuplicateKey(BackfillPart *bp, MemoryContext cxt)
 {
 	ErrorData  *edata;
+	const char *dup = "duplicate key value violates unique constraint ";
 
 	MemoryContextSwitchTo(cxt);
 	edata = CopyErrorData();
-	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION &&
+		!(bp->distcol != NULL && edata->sqlerrcode == ERRCODE_INTERNAL_ERROR && edata->message != NULL &&
+		  strncmp(edata->message, dup, strlen(dup)) == 0))
 		PG_RE_THROW();
 	FlushErrorState();
 	ereport(ERROR,

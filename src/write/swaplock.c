@@ -199,7 +199,7 @@ RefuseWaitersOnUs(BackfillPart *bp, Datum rels, bool parent)
 					 bp->qualparent)));
 }
 
-/* The sessions holding a lock on relid now, for an error message. */
+/* The sessions holding a lock on relid now, for an error message; NULL if none. */
 static char *
 HoldersOf(Oid relid)
 {
@@ -212,7 +212,25 @@ HoldersOf(Oid relid)
 		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
 		"   AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()", relid);
 
-	return who ? who : pstrdup("no session any more");
+	return who;
+}
+
+/*
+ * Who held the lock on relid that the last attempt timed out on, for its
+ * error: holders, the sessions read at that moment on this node, and on
+ * Citus those on the workers (read now: a worker's lock timeout is not seen
+ * on this node).
+ */
+static char *
+LastHolders(BackfillPart *bp, Oid relid, char *holders)
+{
+	char	   *workers = bp->distcol ? BackfillCitusHolders(relid) : NULL;
+
+	if (holders && workers)
+		return psprintf("%s; %s", holders, workers);
+	if (holders || workers)
+		return holders ? holders : workers;
+	return pstrdup("no session any more");
 }
 
 /* Sleep between lock attempts: exponential back-off with full jitter. */
@@ -345,6 +363,8 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 			RefuseQueuedWriters(bp);
 		RefuseWaitersOnUs(bp, rels, parent);
 		if (attempt >= max_attempts)
+		{
+			holders = LastHolders(bp, blocked, holders);
 			ereport(ERROR,
 					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 					 errmsg("could not lock %s to swap partition %s after %d attempts",
@@ -352,6 +372,7 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 					 errdetail("Each attempt waited %d ms. When the last one timed out, %s held a lock on %s.",
 							   lock_timeout_ms, holders, BackfillQualifiedName(blocked)),
 					 errhint("Nothing was changed. Retry when that session has finished, or allow more attempts.")));
+		}
 		BackfillBackOff(attempt, lock_timeout_ms);
 	}
 }
