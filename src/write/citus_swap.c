@@ -41,6 +41,8 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -48,6 +50,7 @@
 #include "utils/syscache.h"
 
 #include "base/citus.h"
+#include "base/compat.h"
 #include "base/spi_util.h"
 #include "write/citus_swap.h"
 #include "write/part.h"
@@ -76,12 +79,35 @@ BackfillCitusRefuseReplace(BackfillPart *bp)
 				 errdetail("On Citus the staging table would have to carry them while it is filled.")));
 }
 
-/* Distribute the empty staging table on the parent's column, co-located with the parent. With search_path pinned. */
+/* Whether this transaction holds relid in ACCESS SHARE mode (that mode itself). */
+static bool
+HoldsAccessShare(Oid relid)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+#ifdef BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
+	return LockHeldByMe(&tag, AccessShareLock, false);
+#else
+	return LockHeldByMe(&tag, AccessShareLock);
+#endif
+}
+
+/*
+ * Distribute the empty staging table on the parent's column, co-located with
+ * the parent.  Citus then holds the parent in ACCESS SHARE mode to the end of
+ * the transaction, which would keep DDL such as creating tomorrow's partition waiting for the whole
+ * fill: unless this transaction held it before, it is let go again, as the
+ * fill on one server does not hold the parent (the partition's lock keeps the
+ * parent from being dropped, and the swap checks it again under its locks).
+ * With search_path pinned.
+ */
 void
 BackfillCitusDistributeStaging(BackfillPart *bp, Oid staging)
 {
 	Oid			types[3] = {REGCLASSOID, TEXTOID, TEXTOID};
 	Datum		values[3];
+	bool		held = HoldsAccessShare(bp->parent);
 
 	values[0] = ObjectIdGetDatum(staging);
 	values[1] = CStringGetTextDatum(bp->distcol);
@@ -90,6 +116,9 @@ BackfillCitusDistributeStaging(BackfillPart *bp, Oid staging)
 							  3, types, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not distribute the staging table of %s", bp->qualname);
 	CommandCounterIncrement();
+	/* (as many times as Citus took it, a few at most) */
+	for (int i = 0; !held && i < 8 && HoldsAccessShare(bp->parent); i++)
+		UnlockRelationOid(bp->parent, AccessShareLock);
 }
 
 /*

@@ -256,6 +256,7 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 	Oid			parent;
 	Oid			part;
 	BackfillCitusRel cr;
+	bool		holdsparent = true;
 
 	BackfillResolvePart(relid, argname, bp);
 	BackfillCheckPartRights(bp);
@@ -275,7 +276,8 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 
 		if (bound_params)
 			(void) BoundParams(bp, &nargs, argtypes);
-		if (FillHoldsParent(bp, source, nargs, argtypes))
+		holdsparent = FillHoldsParent(bp, source, nargs, argtypes);
+		if (holdsparent)
 			LockRelationOid(parent, ShareUpdateExclusiveLock);
 	}
 	part = BackfillLockFollowingName(bp->part, bp->name, bp->nsp, "partition", ShareRowExclusiveLock);
@@ -289,13 +291,18 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 				 errmsg("partition %s was moved to another partitioned table while waiting for its lock",
 						bp->qualname)));
 
-	/* on Citus, the same locks on every node: writes through a worker wait too */
+	/*
+	 * On Citus, the same locks on every node: writes through a worker wait
+	 * too, and DDL on the parent (tomorrow's partition) waits for the fill
+	 * only where it would on one server.
+	 */
 	BackfillCitusDescribe(parent, &cr);
 	bp->distcol = NULL;
 	if (cr.kind == BACKFILL_CITUS_DISTRIBUTED)
 	{
 		bp->distcol = cr.distcol ? cr.distcol : "";
-		BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
+		if (holdsparent)
+			BackfillCitusLock(parent, true, "SHARE UPDATE EXCLUSIVE");
 		BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
 		/* and a COPY into the parent, which takes none of those on the partition */
 		BackfillCitusHoldOffCopy(parent);
