@@ -28,7 +28,7 @@ FROM run_command_on_workers('SELECT backfill_key_check()');
 -- only a superuser may send it
 CREATE ROLE regress_cf_other LOGIN;
 GRANT USAGE ON SCHEMA cf TO regress_cf_other;
-GRANT SELECT ON cf.sales, cf.local_sales TO regress_cf_other;
+GRANT SELECT ON cf.sales, cf.sales_20260315, cf.local_sales TO regress_cf_other;
 SET ROLE regress_cf_other;
 SELECT backfill_share_key();
 -- a row's hash is not for everyone to read (with enough of them, equal sums can be searched
@@ -36,6 +36,15 @@ SELECT backfill_share_key();
 -- coordinator, the same one
 SELECT backfill_fingerprint_row('cf.sales', 1::bigint, date '2026-03-14', 1.5::numeric(12,2), 'x', ARRAY['a']);
 SELECT d = l AS equal_for_a_role_without_row_hashes FROM backfill_fingerprint('cf.sales') d, backfill_fingerprint('cf.local_sales') l;
+-- ... also where a local table that large would be read by parallel workers (the coordinator
+-- reads the rows itself: an aggregate naming the table by its OID would be pushed down to
+-- the shards, where that OID is another table's or none)
+SET min_parallel_table_scan_size = 0;
+SELECT d = l AS equal_where_parallel_would_be_chosen FROM backfill_fingerprint('cf.sales') d,
+	backfill_fingerprint('cf.local_sales') l;
+SELECT d = l AS partition_equal_where_parallel_would_be_chosen FROM backfill_fingerprint('cf.sales_20260315') d,
+	backfill_fingerprint('cf.local_sales', $$day = '2026-03-15'$$) l;
+RESET min_parallel_table_scan_size;
 RESET ROLE;
 
 -- the per-shard query: each of the 8 shards is read on its worker by a partial aggregate (count

@@ -181,8 +181,10 @@ LargeEnoughForWorkers(Oid relid)
 /*
  * The aggregate query fingerprinting relid's rows ("SELECT agg(rel, c1, c2...)
  * FROM ..."), or NULL when it does not apply: parallel query off, no column
- * or more columns than a function takes, or the extension's schema not usable
- * by the current role (a caller running as a table owner).
+ * or more columns than a function takes, the extension's schema not usable
+ * by the current role (a caller running as a table owner), or a table Citus
+ * holds (it would push the aggregate down to the shards, with relid, this
+ * node's OID, for their rows).
  */
 static char *
 FingerprintAggQuery(Oid relid)
@@ -190,8 +192,12 @@ FingerprintAggQuery(Oid relid)
 	Oid			nsp;
 	char	   *cols;
 	int			ncols;
+	BackfillCitusRel cr;
 
 	if (max_parallel_workers_per_gather <= 0 || !LargeEnoughForWorkers(relid))
+		return NULL;
+	BackfillCitusDescribe(relid, &cr);
+	if (cr.kind != BACKFILL_CITUS_NONE)
 		return NULL;
 	nsp = BackfillInstalledSchema();
 	if (!OidIsValid(nsp) ||
