@@ -309,9 +309,13 @@ ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
 	out->fingerprint_after = SPI_getvalue(tup, desc, 4);
 }
 
-/* The source's column names, as "a, b". */
+/*
+ * The source's column names, as "a, b"; with reads (else NULL), whether the
+ * tables its plan reads include relid or one of its partitions (a table read
+ * only inside a function the source calls is not seen).
+ */
 static char *
-SourceColumns(const char *bound)
+SourceColumns(const char *bound, Oid relid, bool *reads)
 {
 	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
 	TupleDesc	desc;
@@ -322,6 +326,20 @@ SourceColumns(const char *bound)
 	initStringInfo(&buf);
 	for (int i = 0; i < desc->natts; i++)
 		appendStringInfo(&buf, "%s%s", i ? ", " : "", quote_identifier(NameStr(TupleDescAttr(desc, i)->attname)));
+	if (reads != NULL)
+	{
+		CachedPlanSource *ps = (CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan));
+		ListCell   *lc;
+
+		*reads = false;
+		foreach(lc, ps->relationOids)
+		{
+			Oid			r = lfirst_oid(lc);
+
+			if (r == relid || (get_rel_relispartition(r) && list_member_oid(get_partition_ancestors(r), relid)))
+				*reads = true;
+		}
+	}
 	SPI_freeplan(plan);
 	return buf.data;
 }
@@ -371,29 +389,6 @@ RefuseOutsideWindow(BackfillRun *run, BackfillTask *task, const char *bound)
 }
 
 /*
- * Whether the source (bound) reads relid, or one of its partitions, in the
- * tables its plan reads (a table read only inside a function is not seen).
- */
-static bool
-SourceReads(const char *bound, Oid relid)
-{
-	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
-	CachedPlanSource *ps = (CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan));
-	ListCell   *lc;
-	bool		reads = false;
-
-	foreach(lc, ps->relationOids)
-	{
-		Oid			r = lfirst_oid(lc);
-
-		if (r == relid || (get_rel_relispartition(r) && list_member_oid(get_partition_ancestors(r), relid)))
-			reads = true;
-	}
-	SPI_freeplan(plan);
-	return reads;
-}
-
-/*
  * WriteWholeWindow for a table Citus holds whose source reads it: Citus runs
  * a data-modifying CTE as a subplan of its own before the rest of the
  * statement, so the one-statement form would read the window after its
@@ -401,14 +396,14 @@ SourceReads(const char *bound, Oid relid)
  * of this transaction, then delete and insert from it.
  */
 static uint64
-WriteWholeWindowRead(BackfillTask *task, bool only, const char *table, const char *cols, const char *bound,
-					 const char *scope)
+WriteWholeWindowRead(BackfillTask *task, const char *only, const char *table, const char *cols,
+					 const char *bound, const char *scope)
 {
 	uint64		inserted;
 
 	BackfillExec(psprintf("CREATE TEMPORARY TABLE backfill_window ON COMMIT DROP AS SELECT %s FROM (\n%s\n) AS s",
 						  cols, bound));
-	BackfillExec(psprintf("DELETE FROM %s%s%s%s", only ? "ONLY " : "", table, scope ? " WHERE " : "", scope ? scope : ""));
+	BackfillExec(psprintf("DELETE FROM %s%s%s%s", only, table, scope ? " WHERE " : "", scope ? scope : ""));
 	if (SPI_execute(psprintf("INSERT INTO %s (%s) SELECT %s FROM pg_temp.backfill_window", table, cols, cols),
 					false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not replace the window of task %d", task->task);
@@ -429,17 +424,19 @@ static uint64
 WriteWholeWindow(BackfillTask *task, const char *bound, Oid written, const char *scope)
 {
 	char	   *table = BackfillQualifiedName(written);
-	char	   *cols = SourceColumns(bound);
+	const char *only = get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
 	BackfillCitusRel cr;
+	bool		selfread = false;
+	char	   *cols;
 
 	BackfillCitusDescribe(written, &cr);
-	if (cr.kind != BACKFILL_CITUS_NONE && SourceReads(bound, written))
-		return WriteWholeWindowRead(task, get_rel_relkind(written) != RELKIND_PARTITIONED_TABLE, table, cols,
-									bound, scope);
+	cols = SourceColumns(bound, written, cr.kind != BACKFILL_CITUS_NONE ? &selfread : NULL);
+	if (selfread)
+		return WriteWholeWindowRead(task, only, table, cols, bound, scope);
 	if (SPI_execute(psprintf("WITH deleted AS (DELETE FROM %s%s%s%s RETURNING 1)"
 							 " INSERT INTO %s (%s) SELECT %s FROM (\n%s\n) AS s"
 							 " WHERE (SELECT pg_catalog.count(*) FROM deleted) OPERATOR(pg_catalog.>=) 0",
-							 get_rel_relkind(written) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ", table,
+							 only, table,
 							 scope ? " WHERE " : "", scope ? scope : "", table, cols, cols, bound),
 					false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not replace the window of task %d", task->task);
@@ -1762,7 +1759,7 @@ static void
 DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound, DryRun *dr)
 {
 	char	   *scope = TaskScope(run, task, NULL);
-	char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound),
+	char	   *rows = psprintf("SELECT %s FROM ONLY %s WHERE %s", SourceColumns(bound, InvalidOid, NULL),
 								BackfillQualifiedName(relid), scope);
 	Snapshot	old;
 	TaskOutcome out;

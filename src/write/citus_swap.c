@@ -277,7 +277,7 @@ void
 BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 {
 	StringInfoData rels;
-	char	   *logged;
+	int			nest;
 
 	(void) set_config_option("citus.propagate_set_commands", "local", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
@@ -289,7 +289,7 @@ BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 	 * lock timeout is seen whatever the log levels.
 	 */
 	WarningsUnlogged = log_min_messages == LOG || log_min_messages > WARNING;
-	logged = pstrdup(GetConfigOption("log_min_messages", false, false));
+	nest = NewGUCNestLevel();
 	if (WarningsUnlogged)
 		(void) set_config_option("log_min_messages", "warning", PGC_SUSET, PGC_S_SESSION,
 								 GUC_ACTION_SAVE, true, 0, false);
@@ -310,9 +310,7 @@ BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 		emit_log_hook = PrevEmitLogHook;
 	}
 	PG_END_TRY();
-	if (WarningsUnlogged)
-		(void) set_config_option("log_min_messages", logged, PGC_SUSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
+	AtEOXact_GUC(true, nest);
 	WarningsUnlogged = false;
 	BackfillExec(psprintf("SET LOCAL lock_timeout = %s", quote_literal_cstr(restore)));
 }
