@@ -43,6 +43,7 @@ OBJS = \
 	src/write/archive.o \
 	src/write/publication.o \
 	src/write/staging.o \
+	src/write/freeze.o \
 	src/write/replace.o \
 	src/write/assign.o \
 	src/write/merge.o \

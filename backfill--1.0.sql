@@ -181,6 +181,16 @@ CREATE FUNCTION @extschema@.backfill_replace_partition(part pg_catalog.regclass,
 COMMENT ON FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4) IS
 	'Recompute leaf partition part from source ($1, $2: its bounds) and swap the new rows in atomically';
 
+-- On Citus, what the coordinator calls on each new shard of a replacement's staging table, in
+-- the workers' part of its transaction: the local fill writes its rows frozen, this gives the
+-- shards' rows the same visibility.  Refused for a table not created in that subtransaction.
+CREATE FUNCTION @extschema@.backfill_freeze_new_rows(rel pg_catalog.regclass)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'backfill_freeze_new_rows'
+	LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_freeze_new_rows(pg_catalog.regclass) IS
+	'Freeze the rows this subtransaction inserted into rel, a heap table it created (as COPY FREEZE writes them); the number frozen';
+
 CREATE FUNCTION @extschema@.backfill_undo(log_id bigint,
 	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5)
 	RETURNS @extschema@.backfill_swap

@@ -137,8 +137,8 @@ SELECT count(*) AS writer_row_kept FROM cr.revenue WHERE order_id = 90001;
 SELECT dblink_disconnect('writer');
 SELECT dblink_disconnect('reader');
 
--- What does not hold on Citus: a REPEATABLE READ reader whose snapshot predates the swap sees the
--- replaced day empty (the shards are filled by plain INSERTs on the workers, not frozen).
+-- A REPEATABLE READ reader whose snapshot on the workers predates the swap sees the replaced day
+-- whole, as on one server: the new shards' rows are frozen in the transaction that filled them.
 \getenv coordinator BACKFILL_COORDINATOR_PORT
 SELECT dblink_connect('rr', format('host=127.0.0.1 port=%s dbname=%s', :'coordinator', current_database())) AS connected;
 SELECT dblink_exec('rr', 'BEGIN ISOLATION LEVEL REPEATABLE READ');

@@ -29,6 +29,7 @@
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
@@ -398,3 +399,74 @@ BackfillCitusLock(Oid relid, bool only, const char *mode)
 	SPI_finish();
 }
 
+
+/* Citus's own calls, found in citus.so: they take and give its structs, opaque here. */
+typedef void *(*LoadShardPlacementFn) (uint64 shardid, uint64 placementid);
+typedef void *(*GetPlacementConnectionFn) (uint32 flags, void *placement, const char *user);
+typedef void (*ConnectionFn) (void *connection);
+typedef void (*RemoteCommandFn) (void *connection, const char *command);
+
+/* Citus's connection flags (connection_management.h) */
+#define CITUS_FOR_DDL (1 << 1)
+
+/*
+ * Run command on every placement of every shard of the distributed table
+ * relid, in this transaction: on a worker, through the connection of this
+ * transaction that the placement is tied to (the one that created or wrote
+ * it, or one tied to it from now on, as for a DDL command, so that Citus's
+ * own later commands on it go through it too, and no other connection of
+ * this transaction waits for it); on this node, here.  command has one %s,
+ * which becomes the shard's qualified name, as a regclass literal if
+ * literal, else as an identifier.  Stops at the first error, which aborts
+ * the transaction's part on that worker.  Inside SPI.
+ */
+void
+BackfillCitusOnPlacements(Oid relid, const char *command, bool literal)
+{
+	static LoadShardPlacementFn load = NULL;
+	static GetPlacementConnectionFn connect = NULL;
+	static ConnectionFn begin = NULL;
+	static RemoteCommandFn run = NULL;
+	SPITupleTable *rows;
+	uint64		n;
+
+	if (load == NULL)
+	{
+		load = (LoadShardPlacementFn) load_external_function("citus", "LoadShardPlacement", true, NULL);
+		connect = (GetPlacementConnectionFn) load_external_function("citus", "GetPlacementConnection", true, NULL);
+		begin = (ConnectionFn) load_external_function("citus", "RemoteTransactionBeginIfNecessary", true, NULL);
+		run = (RemoteCommandFn) load_external_function("citus", "ExecuteCriticalRemoteCommand", true, NULL);
+	}
+	if (SPI_execute_with_args("SELECT s.shardid, p.placementid,"
+							  "  p.groupid OPERATOR(pg_catalog.=) (SELECT groupid FROM pg_catalog.pg_dist_local_group),"
+							  "  pg_catalog.shard_name(s.logicalrelid, s.shardid, false)"
+							  " FROM pg_catalog.pg_dist_shard s JOIN pg_catalog.pg_dist_placement p USING (shardid)"
+							  " WHERE s.logicalrelid OPERATOR(pg_catalog.=) $1 ORDER BY s.shardid, p.placementid",
+							  1, (Oid[]) {OIDOID}, (Datum[]) {ObjectIdGetDatum(relid)}, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the shard placements of %s", get_rel_name(relid));
+	rows = SPI_tuptable;
+	n = SPI_processed;
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = rows->vals[i];
+		bool		isnull;
+		uint64		shardid = DatumGetInt64(SPI_getbinval(tup, rows->tupdesc, 1, &isnull));
+		uint64		placementid = DatumGetInt64(SPI_getbinval(tup, rows->tupdesc, 2, &isnull));
+		bool		local = DatumGetBool(SPI_getbinval(tup, rows->tupdesc, 3, &isnull));
+		char	   *name = SPI_getvalue(tup, rows->tupdesc, 4);
+		char	   *sql = psprintf(command, literal ? psprintf("%s::pg_catalog.regclass", quote_literal_cstr(name)) : name);
+
+		CHECK_FOR_INTERRUPTS();
+		if (local)
+			BackfillExec(sql);
+		else
+		{
+			void	   *connection = connect(CITUS_FOR_DDL, load(shardid, placementid), NULL);
+
+			begin(connection);
+			run(connection, sql);
+		}
+		pfree(sql);
+	}
+	SPI_freetuptable(rows);
+}

@@ -39,5 +39,6 @@ extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 extern void BackfillCitusHoldOffCopy(Oid relid);
 extern bool BackfillCitusCancelledByDeadlock(void);
 extern char *BackfillCitusHolders(Oid relid);
+extern void BackfillCitusOnPlacements(Oid relid, const char *command, bool literal);
 
 #endif							/* BACKFILL_CITUS_H */

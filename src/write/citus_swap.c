@@ -26,9 +26,11 @@
  *   WARNING carrying the worker's 55P03 (seen whatever log_min_messages
  *   and client_min_messages are); the retry loop takes it for 55P03.
  *
- * What does not hold: the shards are filled by plain INSERTs on the
- * workers, not frozen, so a REPEATABLE READ reader whose snapshot predates
- * the swap sees the day empty (the README says so).
+ * The pushed-down INSERTs write plain rows on the workers, which a
+ * REPEATABLE READ reader whose snapshot predates the swap would not see:
+ * each new shard's rows are then frozen on its worker (freeze.c), in the
+ * connection of this transaction that created and filled it, so that such a
+ * reader sees the new day, as on one server.
  *
  *-------------------------------------------------------------------------
  */
@@ -51,6 +53,7 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
+#include "base/extension.h"
 #include "base/spi_util.h"
 #include "write/citus_swap.h"
 #include "write/part.h"
@@ -241,6 +244,11 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 	PG_END_TRY();
 	SPI_freeplan(plan);
 	CommandCounterIncrement();
+	/* the shards' rows frozen, as the local fill writes them (freeze.c) */
+	BackfillCitusOnPlacements(staging,
+							  psprintf("SELECT %s.backfill_freeze_new_rows(%%s)",
+									   quote_identifier(get_namespace_name(BackfillInstalledSchema()))),
+							  true);
 }
 
 /*

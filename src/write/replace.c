@@ -306,6 +306,12 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 		BackfillCitusLock(part, true, "SHARE ROW EXCLUSIVE");
 		/* and a COPY into the parent, which takes none of those on the partition */
 		BackfillCitusHoldOffCopy(parent);
+		/*
+		 * and a write straight into a shard table of the partition on a
+		 * worker: its shards are locked there, through the connections of
+		 * this transaction that Citus's own commands on them then take
+		 */
+		BackfillCitusOnPlacements(part, "LOCK TABLE ONLY %s IN SHARE MODE", false);
 	}
 }
 

@@ -1,0 +1,121 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/write/freeze.c
+ *		backfill_freeze_new_rows: the rows this subtransaction inserted into a
+ *		table it created, frozen in place, as COPY FREEZE would have written
+ *		them.
+ *
+ * On Citus the staging table's shards are filled on the workers by the
+ * INSERT ... SELECT that Citus pushes down, which writes plain rows: once the
+ * swap commits, a REPEATABLE READ reader whose snapshot predates it would
+ * find the new shards empty, their rows too young for its snapshot.  The
+ * coordinator then calls this function on each new shard, through the
+ * connection of the transaction that created and filled it, and the rows
+ * are marked frozen as the local fill writes them (staging.c): visible to
+ * every snapshot once the transaction commits.
+ *
+ * That is sound only for a table created in the current subtransaction (the
+ * condition COPY FREEZE sets): if it aborts, the table goes with its rows,
+ * so no frozen row can outlive the transaction that wrote it.  Only rows
+ * inserted by this transaction (or subtransactions of it that committed) and
+ * neither deleted nor locked since are frozen.  Each changed page is
+ * WAL-logged whole, so a standby or a recovery gets the frozen page.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "base/compat.h"
+
+/* Mark frozen the rows of page that this transaction inserted and nobody deleted; how many. */
+static int
+FreezePage(Page page)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	int			frozen = 0;
+
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off = OffsetNumberNext(off))
+	{
+		ItemId		itemid = PageGetItemId(page, off);
+		HeapTupleHeader htup;
+
+		if (!ItemIdIsNormal(itemid))
+			continue;
+		htup = (HeapTupleHeader) PageGetItem(page, itemid);
+		if (HeapTupleHeaderXminFrozen(htup) ||
+			!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(htup)))
+			continue;
+		if (!(htup->t_infomask & HEAP_XMAX_INVALID) && TransactionIdIsValid(HeapTupleHeaderGetRawXmax(htup)))
+			continue;
+		HeapTupleHeaderSetXminFrozen(htup);
+		frozen++;
+	}
+	return frozen;
+}
+
+PG_FUNCTION_INFO_V1(backfill_freeze_new_rows);
+
+/* backfill_freeze_new_rows(rel regclass) RETURNS bigint: the rows frozen */
+Datum
+backfill_freeze_new_rows(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	rel;
+	BlockNumber nblocks;
+	BufferAccessStrategy strategy;
+	int64		frozen = 0;
+
+	rel = table_open(relid, AccessExclusiveLock);
+	if (!BackfillRelOwnerCheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_tableam != GetHeapamTableAmRoutine())
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("rel must be a heap table: %s is not", RelationGetRelationName(rel))));
+	if (rel->rd_createSubid != GetCurrentSubTransactionId())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot freeze the rows of table %s: it was not created in the current subtransaction",
+						RelationGetRelationName(rel)),
+				 errdetail("Only the rows of a table that would go with them, were they rolled back, can be frozen.")));
+
+	strategy = GetAccessStrategy(BAS_BULKWRITE);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	for (BlockNumber blk = 0; blk < nblocks; blk++)
+	{
+		Buffer		buf;
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk, RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		START_CRIT_SECTION();
+		n = FreezePage(BufferGetPage(buf));
+		if (n > 0)
+		{
+			MarkBufferDirty(buf);
+			if (RelationNeedsWAL(rel))
+				log_newpage_buffer(buf, true);
+		}
+		END_CRIT_SECTION();
+		UnlockReleaseBuffer(buf);
+		frozen += n;
+	}
+	FreeAccessStrategy(strategy);
+	table_close(rel, NoLock);
+	PG_RETURN_INT64(frozen);
+}
