@@ -382,6 +382,7 @@ CREATE TABLE @extschema@.backfill_tasks_data (
 	range_to text NOT NULL,
 	status text NOT NULL DEFAULT 'pending',
 	attempts integer NOT NULL DEFAULT 0,
+	gave_way integer NOT NULL DEFAULT 0,
 	rows_before bigint,
 	rows_after bigint,
 	fingerprint_before text,
@@ -493,7 +494,7 @@ COMMENT ON VIEW @extschema@.backfill_runs IS
 GRANT SELECT ON @extschema@.backfill_runs TO PUBLIC;
 
 CREATE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
-	SELECT t.run_id, t.task, t.partition, t.range_from, t.range_to, t.status, t.attempts,
+	SELECT t.run_id, t.task, t.partition, t.range_from, t.range_to, t.status, t.attempts, t.gave_way,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
 			THEN t.rows_before END AS rows_before,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))

@@ -96,7 +96,8 @@ typedef struct TaskOutcome
 	char	   *message;
 	char	   *detail;
 	bool		gave_way;		/* its swap gave way to a session waiting for it, or
-								 * Citus's deadlock detector chose it */
+								 * a deadlock detector chose it */
+	int			gave_ways;		/* how often it did, in this call, before this outcome */
 	bool		cancelled;		/* a cancel stopped it: recorded, then the call stops */
 	bool		throttle_paused;	/* the throttle stopped it: not recorded, the run pauses */
 	double		seconds;
@@ -786,8 +787,10 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		/*
 		 * A cancel that was Citus's distributed deadlock detector choosing
 		 * this transaction is a lock conflict: the task is done again, as
-		 * when its swap gives way.  Any other cancel (but a statement
-		 * timeout, a failure like others) is recorded, then stops the call.
+		 * when its swap gives way, and as when PostgreSQL's own detector
+		 * chose it (40P01, here or on a worker).  Any other cancel (but a
+		 * statement timeout, a failure like others) is recorded, then stops
+		 * the call.
 		 */
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
 			(edata->message_id == NULL ||
@@ -806,7 +809,8 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		out->reconcile = reconcile;
 		out->cancelled = cancelled;
 		out->throttle_paused = BackfillThrottlePaused() != NULL;
-		out->gave_way = deadlock || (BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
+		out->gave_way = edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+			(BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
 		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
 		out->sqlerrcode = edata->sqlerrcode;
 		out->message = pstrdup(edata->message);
@@ -822,10 +826,10 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 static void
 RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 {
-	Oid			types[11] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	JSONBOID, INT8OID, FLOAT8OID, TEXTOID};
-	Datum		values[11];
-	char		nulls[11];
+	Oid			types[12] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	JSONBOID, INT8OID, FLOAT8OID, TEXTOID, INT4OID};
+	Datum		values[12];
+	char		nulls[12];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run->id);
@@ -846,14 +850,15 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 	values[9] = Float8GetDatum(out->seconds);
 	values[10] = out->error ? CStringGetTextDatum(out->error) : (Datum) 0;
 	nulls[10] = out->error ? ' ' : 'n';
+	values[11] = Int32GetDatum(out->gave_ways);
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("UPDATE %s SET status = $3, attempts = attempts + 1,"
+							 psprintf("UPDATE %s SET status = $3, attempts = attempts + 1, gave_way = gave_way + $12,"
 									  " rows_before = $4, rows_after = $5, fingerprint_before = $6,"
 									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
 									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
 									  " WHERE run_id = $1 AND task = $2",
 									  BackfillExtName(run->extschema, "backfill_tasks_data")),
-							 11, types, values, nulls, 0);
+							 12, types, values, nulls, 0);
 }
 
 /* Take one of the run's worker slots for this transaction; false if all are taken. */
@@ -1562,11 +1567,14 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	for (int gave = 1;; gave++)
 	{
 		RunTask(run, &task, &out);
+		out.gave_ways = gave - 1;
 		if (out.throttle_paused)
 		{
 			ThrottlePause(run);
 			return false;
 		}
+		if (out.gave_way)
+			out.gave_ways++;
 		if (out.ok || !out.gave_way || gave > GIVE_WAY_RETRIES)
 			break;
 		ereport(NOTICE,
