@@ -392,6 +392,8 @@ CREATE TABLE @extschema@.backfill_tasks_data (
 	started_at timestamptz,
 	finished_at timestamptz,
 	seconds double precision,
+	commit_ms double precision,
+	locked_ms double precision,
 	error text,
 	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside')),
 	PRIMARY KEY (run_id, task)
@@ -505,7 +507,7 @@ CREATE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
 			THEN t.fingerprint_after END AS fingerprint_after,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
 			THEN t.reconcile END AS reconcile,
-		t.log_id, t.started_at, t.finished_at, t.seconds,
+		t.log_id, t.started_at, t.finished_at, t.seconds, t.commit_ms, t.locked_ms,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
 			THEN t.error END AS error,
 		t.origin

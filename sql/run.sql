@@ -62,6 +62,11 @@ SELECT task, status, attempts, rows_before = rows_after AS same_rows,
 	   fingerprint_before <> fingerprint_after AS rewritten, reconcile->1->>'ok' AS sum_reconciled
 FROM backfill_tasks WHERE run_id = :run ORDER BY task;
 SELECT operation, partition, rows_after FROM backfill_log WHERE run_id = :run ORDER BY id;
+-- each task's COMMIT is timed after it, and the time under lock is the swap's plus the COMMIT's
+SELECT count(*) AS tasks,
+	   count(*) FILTER (WHERE t.commit_ms > 0) AS commit_timed,
+	   count(*) FILTER (WHERE t.locked_ms = t.commit_ms + (l.details->>'swap_ms')::float8) AS locked_is_swap_plus_commit
+FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run;
 
 -- The range now agrees with the model; the mart with the table.
 SELECT measure, ok FROM backfill_reconcile(

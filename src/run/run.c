@@ -861,6 +861,42 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 							 12, types, values, nulls, 0);
 }
 
+/*
+ * Commit the task's transaction, then write into its row how long the
+ * COMMIT took (on Citus, the two-phase commit on every node, which readers
+ * blocked by the swap wait for too) and the time the swap held its locks,
+ * from the lock to the end of the COMMIT: the log record's swap_ms plus
+ * commit_ms.  The function cannot time its caller's COMMIT; the run can.
+ * That row's write is its own short transaction, not waited for on disk
+ * (synchronous_commit off): a crash can lose the two figures, nothing else.
+ */
+static void
+CommitTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+{
+	instr_time	start;
+	double		commit_ms;
+
+	INSTR_TIME_SET_CURRENT(start);
+	CommitStep();
+	commit_ms = BackfillMsSince(start);
+	if (!out->ok)
+		return;
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s t SET commit_ms = $3,"
+									  " locked_ms = $3 OPERATOR(pg_catalog.+)"
+									  "  (SELECT (l.details OPERATOR(pg_catalog.->>) 'swap_ms')::pg_catalog.float8"
+									  "   FROM %s l WHERE l.id OPERATOR(pg_catalog.=) t.log_id)"
+									  " WHERE t.run_id OPERATOR(pg_catalog.=) $1 AND t.task OPERATOR(pg_catalog.=) $2",
+									  BackfillExtName(run->extschema, "backfill_tasks_data"),
+									  BackfillExtName(run->extschema, "backfill_log_data")),
+							 3, (Oid[]) {INT8OID, INT4OID, FLOAT8OID},
+							 (Datum[]) {Int64GetDatum(run->id), Int32GetDatum(task->task), Float8GetDatum(commit_ms)},
+							 NULL, 0);
+	CommitStep();
+}
+
 /* Take one of the run's worker slots for this transaction; false if all are taken. */
 static bool
 TakeSlot(BackfillRun *run)
@@ -1596,7 +1632,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		if (!run->opts.on_error_continue || out.cancelled)
 			RaiseTaskFailed(call, run, &task, &out);
 	}
-	CommitStep();
+	CommitTask(run, &task, &out);
 	ReportTask(run, &task, &out, call->started, call->done_here);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
