@@ -18,7 +18,8 @@
  * condition COPY FREEZE sets): if it aborts, the table goes with its rows,
  * so no frozen row can outlive the transaction that wrote it.  Only rows
  * inserted by this transaction (or subtransactions of it that committed) and
- * neither deleted nor locked since are frozen.  Each changed page is
+ * not deleted since are frozen.  The caller must own the table; its lock is
+ * never waited for (one created here is held already).  Each changed page is
  * WAL-logged whole, so a standby or a recovery gets the frozen page.
  *
  *-------------------------------------------------------------------------
@@ -31,15 +32,37 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/xloginsert.h"
+#include "catalog/objectaddress.h"
 #include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "base/compat.h"
+
+/*
+ * Whether the row htup is deleted or updated for good, or may yet be: by this
+ * transaction or one that committed.  A lock alone, or the delete of a
+ * subtransaction that aborted, leaves it live.  (An xmax that is a
+ * MultiXactId with an updater in it counts as deleted.)
+ */
+static bool
+RowDeleted(HeapTupleHeader htup)
+{
+	TransactionId xmax = HeapTupleHeaderGetRawXmax(htup);
+
+	if ((htup->t_infomask & HEAP_XMAX_INVALID) || !TransactionIdIsValid(xmax) ||
+		HEAP_XMAX_IS_LOCKED_ONLY(htup->t_infomask))
+		return false;
+	if (htup->t_infomask & HEAP_XMAX_IS_MULTI)
+		return true;
+	return TransactionIdIsCurrentTransactionId(xmax) || TransactionIdDidCommit(xmax);
+}
 
 /* Mark frozen the rows of page that this transaction inserted and nobody deleted; how many. */
 static int
@@ -57,14 +80,24 @@ FreezePage(Page page)
 			continue;
 		htup = (HeapTupleHeader) PageGetItem(page, itemid);
 		if (HeapTupleHeaderXminFrozen(htup) ||
-			!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(htup)))
-			continue;
-		if (!(htup->t_infomask & HEAP_XMAX_INVALID) && TransactionIdIsValid(HeapTupleHeaderGetRawXmax(htup)))
+			!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetRawXmin(htup)) ||
+			RowDeleted(htup))
 			continue;
 		HeapTupleHeaderSetXminFrozen(htup);
 		frozen++;
 	}
 	return frozen;
+}
+
+/* The error for a table this subtransaction did not create. */
+static void
+NotCreatedHere(const char *relname)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("cannot freeze the rows of table %s: it was not created in the current subtransaction",
+					relname),
+			 errdetail("Only the rows of a table that would go with them, were they rolled back, can be frozen.")));
 }
 
 PG_FUNCTION_INFO_V1(backfill_freeze_new_rows);
@@ -79,19 +112,31 @@ backfill_freeze_new_rows(PG_FUNCTION_ARGS)
 	BufferAccessStrategy strategy;
 	int64		frozen = 0;
 
-	rel = table_open(relid, AccessExclusiveLock);
+	/*
+	 * The owner is checked before any lock is asked for, and the lock is not
+	 * waited for: a table created in this subtransaction is held already, and
+	 * a call on any other table must not queue an ACCESS EXCLUSIVE request
+	 * that every later reader of it would queue behind.
+	 */
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("rel: relation with OID %u does not exist", relid)));
 	if (!BackfillRelOwnerCheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
+		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
+	if (!ConditionalLockRelationOid(relid, AccessExclusiveLock))
+		NotCreatedHere(get_rel_name(relid));
+	rel = try_table_open(relid, NoLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("rel: relation with OID %u does not exist", relid)));
 	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_tableam != GetHeapamTableAmRoutine())
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("rel must be a heap table: %s is not", RelationGetRelationName(rel))));
 	if (rel->rd_createSubid != GetCurrentSubTransactionId())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("cannot freeze the rows of table %s: it was not created in the current subtransaction",
-						RelationGetRelationName(rel)),
-				 errdetail("Only the rows of a table that would go with them, were they rolled back, can be frozen.")));
+		NotCreatedHere(RelationGetRelationName(rel));
 
 	strategy = GetAccessStrategy(BAS_BULKWRITE);
 	nblocks = RelationGetNumberOfBlocks(rel);
