@@ -415,13 +415,14 @@ typedef void (*RemoteCommandFn) (void *connection, const char *command);
  * transaction that the placement is tied to (the one that created or wrote
  * it, or one tied to it from now on, as for a DDL command, so that Citus's
  * own later commands on it go through it too, and no other connection of
- * this transaction waits for it); on this node, here.  command has one %s,
- * which becomes the shard's qualified name, as a regclass literal if
- * literal, else as an identifier.  Stops at the first error, which aborts
+ * this transaction waits for it); on this node, here.  The command is
+ * before, the shard's qualified name (as a regclass literal if literal,
+ * else as an identifier), then after: no text of the caller's is ever a
+ * format string.  Stops at the first error, which aborts
  * the transaction's part on that worker.  Inside SPI.
  */
 void
-BackfillCitusOnPlacements(Oid relid, const char *command, bool literal)
+BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool literal)
 {
 	static LoadShardPlacementFn load = NULL;
 	static GetPlacementConnectionFn connect = NULL;
@@ -454,7 +455,8 @@ BackfillCitusOnPlacements(Oid relid, const char *command, bool literal)
 		uint64		placementid = DatumGetInt64(SPI_getbinval(tup, rows->tupdesc, 2, &isnull));
 		bool		local = DatumGetBool(SPI_getbinval(tup, rows->tupdesc, 3, &isnull));
 		char	   *name = SPI_getvalue(tup, rows->tupdesc, 4);
-		char	   *sql = psprintf(command, literal ? psprintf("%s::pg_catalog.regclass", quote_literal_cstr(name)) : name);
+		char	   *sql = literal ? psprintf("%s%s::pg_catalog.regclass%s", before, quote_literal_cstr(name), after)
+			: psprintf("%s%s%s", before, name, after);
 
 		CHECK_FOR_INTERRUPTS();
 		if (local)

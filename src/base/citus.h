@@ -39,6 +39,6 @@ extern void BackfillCitusLock(Oid relid, bool only, const char *mode);
 extern void BackfillCitusHoldOffCopy(Oid relid);
 extern bool BackfillCitusCancelledByDeadlock(void);
 extern char *BackfillCitusHolders(Oid relid);
-extern void BackfillCitusOnPlacements(Oid relid, const char *command, bool literal);
+extern void BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool literal);
 
 #endif							/* BACKFILL_CITUS_H */

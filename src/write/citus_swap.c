@@ -246,9 +246,9 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 	CommandCounterIncrement();
 	/* the shards' rows frozen, as the local fill writes them (freeze.c) */
 	BackfillCitusOnPlacements(staging,
-							  psprintf("SELECT %s.backfill_freeze_new_rows(%%s)",
+							  psprintf("SELECT %s.backfill_freeze_new_rows(",
 									   quote_identifier(get_namespace_name(BackfillInstalledSchema()))),
-							  true);
+							  ")", true);
 }
 
 /*

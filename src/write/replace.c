@@ -311,7 +311,7 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 		 * worker: its shards are locked there, through the connections of
 		 * this transaction that Citus's own commands on them then take
 		 */
-		BackfillCitusOnPlacements(part, "LOCK TABLE ONLY %s IN SHARE MODE", false);
+		BackfillCitusOnPlacements(part, "LOCK TABLE ONLY ", " IN SHARE MODE", false);
 	}
 }
 
