@@ -761,6 +761,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
 		BackfillLogRunId = run->id;
 		BackfillSwapGaveWay = false;
+		INSTR_TIME_SET_ZERO(BackfillSwapLockedAt);
 		WorkTask(run, task, out, NULL);
 		BackfillLogRunId = 0;
 		disable_timeout(STATEMENT_TIMEOUT, false);
@@ -785,16 +786,18 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 			ReThrowError(edata);
 
 		/*
-		 * A cancel that was Citus's distributed deadlock detector choosing
-		 * this transaction is a lock conflict: the task is done again, as
-		 * when its swap gives way, and as when PostgreSQL's own detector
-		 * chose it (40P01, here or on a worker).  Any other cancel (but a
-		 * statement timeout, a failure like others) is recorded, then stops
-		 * the call.
+		 * A cancel of this backend that was Citus's distributed deadlock
+		 * detector choosing this transaction is a lock conflict: the task is
+		 * done again, as when its swap gives way, and as when PostgreSQL's
+		 * own detector chose it (40P01, here or on a worker).  Any other
+		 * cancel of this backend (a client's, pg_cancel_backend) is recorded,
+		 * then stops the call.  A 57014 that is not this backend's cancel (a
+		 * statement timeout, here or on a worker; a worker's cancel passed
+		 * on by Citus, or by a foreign server; a RAISE) is a failure like
+		 * others: the message of a backend's own cancel is its format.
 		 */
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-			(edata->message_id == NULL ||
-			 strcmp(edata->message_id, "canceling statement due to statement timeout") != 0))
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && edata->message_id != NULL &&
+			strcmp(edata->message_id, "canceling statement due to user request") == 0)
 		{
 			deadlock = BackfillCitusCancelledByDeadlock();
 			cancelled = !deadlock;
@@ -865,35 +868,37 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
  * Commit the task's transaction, then write into its row how long the
  * COMMIT took (on Citus, the two-phase commit on every node, which readers
  * blocked by the swap wait for too) and the time the swap held its locks,
- * from the lock to the end of the COMMIT: the log record's swap_ms plus
- * commit_ms.  The function cannot time its caller's COMMIT; the run can.
- * That row's write is its own short transaction, not waited for on disk
- * (synchronous_commit off): a crash can lose the two figures, nothing else.
+ * from the moment it had them all to the end of the COMMIT: what a reader
+ * queued behind the swap waits, the log record, the reconcile and the
+ * task's bookkeeping under the lock included.  The function cannot time its
+ * caller's COMMIT; the run can.  That row's write is its own short
+ * transaction, not waited for on disk (synchronous_commit off): a crash can
+ * lose the two figures, nothing else.
  */
 static void
 CommitTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 {
 	instr_time	start;
 	double		commit_ms;
+	bool		swapped = !INSTR_TIME_IS_ZERO(BackfillSwapLockedAt);
+	double		locked_ms;
 
 	INSTR_TIME_SET_CURRENT(start);
 	CommitStep();
 	commit_ms = BackfillMsSince(start);
+	locked_ms = swapped ? BackfillMsSince(BackfillSwapLockedAt) : 0;
 	if (!out->ok)
 		return;
 	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_LOCAL, true, 0, false);
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("UPDATE %s t SET commit_ms = $3,"
-									  " locked_ms = $3 OPERATOR(pg_catalog.+)"
-									  "  (SELECT (l.details OPERATOR(pg_catalog.->>) 'swap_ms')::pg_catalog.float8"
-									  "   FROM %s l WHERE l.id OPERATOR(pg_catalog.=) t.log_id)"
-									  " WHERE t.run_id OPERATOR(pg_catalog.=) $1 AND t.task OPERATOR(pg_catalog.=) $2",
-									  BackfillExtName(run->extschema, "backfill_tasks_data"),
-									  BackfillExtName(run->extschema, "backfill_log_data")),
-							 3, (Oid[]) {INT8OID, INT4OID, FLOAT8OID},
-							 (Datum[]) {Int64GetDatum(run->id), Int32GetDatum(task->task), Float8GetDatum(commit_ms)},
-							 NULL, 0);
+							 psprintf("UPDATE %s SET commit_ms = $3, locked_ms = $4"
+									  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND task OPERATOR(pg_catalog.=) $2",
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 4, (Oid[]) {INT8OID, INT4OID, FLOAT8OID, FLOAT8OID},
+							 (Datum[]) {Int64GetDatum(run->id), Int32GetDatum(task->task),
+							 Float8GetDatum(commit_ms), Float8GetDatum(locked_ms)},
+							 swapped ? NULL : "  n", 0);
 	CommitStep();
 }
 

@@ -74,6 +74,9 @@
 /* Set when the last swap gave way to a session waiting for it (see backfill_run). */
 bool		BackfillSwapGaveWay = false;
 
+/* When the last swap's locks were all held; zero until a swap takes them (see backfill_run). */
+instr_time	BackfillSwapLockedAt;
+
 /* The tables that the foreign keys of the partition and its ancestors point to, in OID order. */
 static List *
 ReferencedTables(BackfillPart *bp)
@@ -355,7 +358,10 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 			RefuseWaitersOnUs(bp, rels, parent);
 			blocked = TryLockForSwap(bp, referenced, parent, Min(slice, lock_timeout_ms - waited));
 			if (!OidIsValid(blocked))
+			{
+				INSTR_TIME_SET_CURRENT(BackfillSwapLockedAt);
 				return attempt;
+			}
 			/* who held it, read at once */
 			holders = HoldersOf(blocked);
 		}
