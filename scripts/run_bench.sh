@@ -184,6 +184,10 @@ run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BE
 # planning and per-task time by the number of partitions.
 RUNS=$RUNS scripts/bench_scale.sh
 
+# What a run's reconcile costs the readers of the partitions it swaps: its time under lock
+# with the reconcile and without.
+RUNS=$RUNS scripts/bench_locked.sh
+
 # Parallel replacements: one run of PARTS partitions x PART_ROWS rows, strategy 'replace', done by
 # one session (max_workers 1) or by WORKERS sessions calling CALL backfill_run on it at once
 # (max_workers WORKERS): the fills run side by side, the swaps take turns on the parent.  Same

@@ -232,14 +232,3 @@ CALL backfill_run(:run_raise);
 RESET client_min_messages;
 SELECT task, status, attempts, error FROM backfill_tasks WHERE run_id = :run_raise ORDER BY task;
 SELECT status, tasks_done, tasks_failed FROM backfill_progress WHERE run_id = :run_raise;
-
--- The time under lock covers what a task does after its swap, before it commits: here a
--- reconcile whose source takes at least 200 ms each time it is read.
-SELECT backfill_plan('rn_revenue', '2026-03-11', '2026-03-12',
-	$$SELECT * FROM rn_model WHERE order_date >= $1 AND order_date < $2 AND (SELECT true FROM pg_sleep(0.2))$$,
-	options => '{"reconcile": ["count(*)"], "refresh_dependents": false}') AS run_slow \gset
-SET client_min_messages = warning;
-CALL backfill_run(:run_slow);
-RESET client_min_messages;
-SELECT t.status, t.locked_ms - t.commit_ms - (l.details->>'swap_ms')::float8 >= 200 AS locked_covers_the_reconcile
-FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run_slow;

@@ -652,10 +652,44 @@ RaiseUnreconciled(const char *first, const char *comparison)
 			 errdetail("Measures, written and in the source: %s.", comparison)));
 }
 
+/* What ReconcileStaged needs of the task whose replacement calls it. */
+static struct
+{
+	BackfillRun *run;
+	const char *bound;
+	TaskOutcome *out;
+	bool	   *reconciled;
+	MemoryContext cxt;			/* where out's reconcile goes */
+	bool		done;
+} Staged;
+
+/*
+ * BackfillStagedHook of a task's replacement: reconcile its staging table,
+ * whose rows the partition will hold, with the source before the swap asks
+ * for its locks.  Readers do not wait for the reconcile's reads, and a task
+ * that does not reconcile fails without having swapped.
+ */
+static void
+ReconcileStaged(Oid staging)
+{
+	bool		ok;
+	char	   *first;
+	char	   *comparison = Reconcile(Staged.run, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
+									   Staged.bound, &ok, &first);
+
+	Staged.out->reconcile = comparison ? MemoryContextStrdup(Staged.cxt, comparison) : NULL;
+	Staged.done = true;
+	if (Staged.reconciled)
+		*Staged.reconciled = ok;
+	else if (!ok)
+		RaiseUnreconciled(first, comparison);
+}
+
 /*
  * The work of one task, in the current subtransaction: write the data,
- * reconcile it, fill out.  A task that does not reconcile is an error,
- * unless reconciled is given to receive the verdict.
+ * reconcile it (a replacement, its staging table before the swap), fill
+ * out.  A task that does not reconcile is an error, unless reconciled is
+ * given to receive the verdict.
  */
 static void
 WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconciled)
@@ -670,6 +704,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	char	   *first;
 	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
 
+	Staged.done = false;
 	BackfillLogWhy = why;
 	/* in place, the partition is written as it is once locked: checked again under the lock */
 	if (in_place)
@@ -690,9 +725,23 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 		values[3] = BoolGetDatum(run->opts.allow_empty);
 		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
 		values[5] = Int32GetDatum(5);
-		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
-											BackfillExtName(run->extschema, "backfill_replace_partition")),
-								   6, types, values, NULL, false, 1);
+		Staged.run = run;
+		Staged.bound = bound;
+		Staged.out = out;
+		Staged.reconciled = reconciled;
+		Staged.cxt = CurrentMemoryContext;
+		BackfillStagedHook = run->opts.reconcile != NIL ? ReconcileStaged : NULL;
+		PG_TRY();
+		{
+			rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
+												BackfillExtName(run->extschema, "backfill_replace_partition")),
+									   6, types, values, NULL, false, 1);
+		}
+		PG_FINALLY();
+		{
+			BackfillStagedHook = NULL;
+		}
+		PG_END_TRY();
 	}
 	else if (in_place || strcmp(run->strategy, "merge") == 0)
 	{
@@ -725,7 +774,8 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 	}
 	BackfillLogWhy = NULL;
 	ReadLogRecord(run, logid, out);
-
+	if (Staged.done)
+		return;
 	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok, &first);
 	if (reconciled)
 		*reconciled = ok;

@@ -6,7 +6,8 @@
  * backfill_replace_partition recomputes one leaf partition from a query and
  * swaps the result in atomically (staging.c builds and fills the copy,
  * swap.c swaps it), then writes one backfill_log record, all in the caller's
- * transaction.  While the copy is filled the partition is held in SHARE ROW
+ * transaction (a run, through BackfillStagedHook, reconciles the copy before
+ * the swap).  While the copy is filled the partition is held in SHARE ROW
  * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
  * would be lost by the swap), DDL that reaches the partition waits, a second
  * replacement of the same partition waits for the first and then works on
@@ -469,6 +470,8 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	return staging;
 }
 
+BackfillStagedHookType BackfillStagedHook = NULL;
+
 PG_FUNCTION_INFO_V1(backfill_replace_partition);
 
 /*
@@ -515,6 +518,13 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillCheckOwnerMayCreate(&bp);
 	params = BoundParams(&bp, &nargs, argtypes);
 	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after, &times);
+	if (BackfillStagedHook)
+	{
+		BackfillStagedHookType hook = BackfillStagedHook;
+
+		BackfillStagedHook = NULL;
+		hook(staging);
+	}
 
 	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
 

@@ -16,6 +16,16 @@
 #include "write/part.h"
 #include "write/staging.h"
 
+/*
+ * Called by backfill_replace_partition once its staging table is filled,
+ * indexed and checked, before the swap asks for its locks, with the staging
+ * table (whose rows the partition will hold): a run sets it to reconcile
+ * those rows while readers still go on.  It is cleared before it is called,
+ * so it runs for one replacement only.
+ */
+typedef void (*BackfillStagedHookType) (Oid staging);
+extern PGDLLIMPORT BackfillStagedHookType BackfillStagedHook;
+
 extern void BackfillDescribeBound(BackfillPart *bp);
 extern void BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
 							 BackfillPart *bp);
