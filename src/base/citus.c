@@ -405,6 +405,7 @@ typedef void *(*LoadShardPlacementFn) (uint64 shardid, uint64 placementid);
 typedef void *(*GetPlacementConnectionFn) (uint32 flags, void *placement, const char *user);
 typedef void (*ConnectionFn) (void *connection);
 typedef void (*RemoteCommandFn) (void *connection, const char *command);
+typedef void (*VoidFn) (void);
 
 /* Citus's connection flags (connection_management.h) */
 #define CITUS_FOR_DDL (1 << 1)
@@ -428,11 +429,13 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 	static GetPlacementConnectionFn connect = NULL;
 	static ConnectionFn begin = NULL;
 	static RemoteCommandFn run = NULL;
+	static VoidFn coordinate = NULL;
 	SPITupleTable *rows;
 	uint64		n;
 
 	if (load == NULL)
 	{
+		coordinate = (VoidFn) load_external_function("citus", "UseCoordinatedTransaction", true, NULL);
 		load = (LoadShardPlacementFn) load_external_function("citus", "LoadShardPlacement", true, NULL);
 		connect = (GetPlacementConnectionFn) load_external_function("citus", "GetPlacementConnection", true, NULL);
 		begin = (ConnectionFn) load_external_function("citus", "RemoteTransactionBeginIfNecessary", true, NULL);
@@ -447,6 +450,8 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 		elog(ERROR, "could not read the shard placements of %s", get_rel_name(relid));
 	rows = SPI_tuptable;
 	n = SPI_processed;
+	/* the workers' commands belong to this transaction, committed with it in two phases */
+	coordinate();
 	for (uint64 i = 0; i < n; i++)
 	{
 		HeapTuple	tup = rows->vals[i];
