@@ -33,6 +33,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 
@@ -406,6 +407,12 @@ typedef void *(*GetPlacementConnectionFn) (uint32 flags, void *placement, const 
 typedef void (*ConnectionFn) (void *connection);
 typedef void (*RemoteCommandFn) (void *connection, const char *command);
 typedef void (*VoidFn) (void);
+typedef int (*GetLocalStatusFn) (void);
+typedef void (*SetLocalStatusFn) (int status);
+
+/* Citus's local execution states (local_executor.h) */
+#define CITUS_LOCAL_EXECUTION_REQUIRED 0
+#define CITUS_LOCAL_EXECUTION_DISABLED 2
 
 /* Citus's connection flags (connection_management.h) */
 #define CITUS_FOR_DDL (1 << 1)
@@ -416,7 +423,11 @@ typedef void (*VoidFn) (void);
  * transaction that the placement is tied to (the one that created or wrote
  * it, or one tied to it from now on, as for a DDL command, so that Citus's
  * own later commands on it go through it too, and no other connection of
- * this transaction waits for it); on this node, here.  The command is
+ * this transaction waits for it); on this node, here, as Citus's local
+ * execution runs it, and Citus told so, so that its own later commands on
+ * them run here too; unless Citus does not execute here in this transaction
+ * (citus.enable_local_execution off, or a connection to this node used
+ * already), and then through a connection as on a worker.  The command is
  * before, the shard's qualified name (as a regclass literal if literal,
  * else as an identifier), then after: no text of the caller's is ever a
  * format string.  Stops at the first error, which aborts
@@ -430,8 +441,12 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 	static ConnectionFn begin = NULL;
 	static RemoteCommandFn run = NULL;
 	static VoidFn coordinate = NULL;
+	static GetLocalStatusFn local_status = NULL;
+	static SetLocalStatusFn set_local_status = NULL;
 	SPITupleTable *rows;
 	uint64		n;
+	const char *enabled;
+	bool		here;
 
 	if (load == NULL)
 	{
@@ -440,7 +455,11 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 		connect = (GetPlacementConnectionFn) load_external_function("citus", "GetPlacementConnection", true, NULL);
 		begin = (ConnectionFn) load_external_function("citus", "RemoteTransactionBeginIfNecessary", true, NULL);
 		run = (RemoteCommandFn) load_external_function("citus", "ExecuteCriticalRemoteCommand", true, NULL);
+		local_status = (GetLocalStatusFn) load_external_function("citus", "GetCurrentLocalExecutionStatus", true, NULL);
+		set_local_status = (SetLocalStatusFn) load_external_function("citus", "SetLocalExecutionStatus", true, NULL);
 	}
+	enabled = GetConfigOption("citus.enable_local_execution", true, false);
+	here = (enabled == NULL || strcmp(enabled, "off") != 0) && local_status() != CITUS_LOCAL_EXECUTION_DISABLED;
 	if (SPI_execute_with_args("SELECT s.shardid, p.placementid,"
 							  "  p.groupid OPERATOR(pg_catalog.=) (SELECT groupid FROM pg_catalog.pg_dist_local_group),"
 							  "  pg_catalog.shard_name(s.logicalrelid, s.shardid, false)"
@@ -464,8 +483,11 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 			: psprintf("%s%s%s", before, name, after);
 
 		CHECK_FOR_INTERRUPTS();
-		if (local)
+		if (local && here)
+		{
+			set_local_status(CITUS_LOCAL_EXECUTION_REQUIRED);
 			BackfillExec(sql);
+		}
 		else
 		{
 			void	   *connection = connect(CITUS_FOR_DDL, load(shardid, placementid), NULL);

@@ -68,6 +68,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "base/citus.h"
 #include "base/compat.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
@@ -419,7 +420,16 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 		BackfillFillHook();
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	INSTR_TIME_SET_CURRENT(start);
-	BackfillExec(psprintf("ANALYZE %s", qualname));
+	if (bp->distcol)
+		/*
+		 * each shard where it is, through the connection that filled it:
+		 * Citus's own ANALYZE of a distributed table opens connections of
+		 * its own, which it refuses once a placement of the transaction was
+		 * written on this node (on a node that holds shards itself)
+		 */
+		BackfillCitusOnPlacements(staging, "ANALYZE ", "", false);
+	else
+		BackfillExec(psprintf("ANALYZE %s", qualname));
 	times->analyze_ms = BackfillMsSince(start);
 
 	BackfillExecGenerated(
