@@ -31,6 +31,9 @@ CALL backfill_run(:run);
 RESET client_min_messages;
 SELECT t.task, t.partition, l.operation, l.rows_before, l.rows_after, l.details->>'why' AS why
 FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run ORDER BY t.task;
+-- every task's COMMIT is timed; only a swap has a time under its locks
+SELECT t.task, l.operation, t.commit_ms > 0 AS commit_timed, t.locked_ms IS NOT NULL AS locked_timed
+FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run ORDER BY t.task;
 -- every day equals the source
 SELECT NOT EXISTS (SELECT FROM backfill_diff('TABLE ra', 'TABLE ra_src', ARRAY['id', 'day'])) AS equals_source;
 

@@ -448,7 +448,7 @@ BackfillCitusOnPlacements(Oid relid, const char *before, const char *after, bool
 	const char *enabled;
 	bool		here;
 
-	if (load == NULL)
+	if (set_local_status == NULL)	/* the last one found: all were */
 	{
 		coordinate = (VoidFn) load_external_function("citus", "UseCoordinatedTransaction", true, NULL);
 		load = (LoadShardPlacementFn) load_external_function("citus", "LoadShardPlacement", true, NULL);

@@ -655,6 +655,7 @@ RaiseUnreconciled(const char *first, const char *comparison)
 /* What ReconcileStaged needs of the task whose replacement calls it. */
 static struct
 {
+	Oid			part;			/* the task's partition */
 	BackfillRun *run;
 	const char *bound;
 	TaskOutcome *out;
@@ -670,13 +671,20 @@ static struct
  * that does not reconcile fails without having swapped.
  */
 static void
-ReconcileStaged(Oid staging)
+ReconcileStaged(Oid part, Oid staging)
 {
 	bool		ok;
 	char	   *first;
-	char	   *comparison = Reconcile(Staged.run, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
-									   Staged.bound, &ok, &first);
+	char	   *comparison;
 
+	/* a replacement the source itself made (through a function it calls) is not the task's */
+	if (part != Staged.part)
+	{
+		BackfillStagedHook = ReconcileStaged;
+		return;
+	}
+	comparison = Reconcile(Staged.run, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
+						   Staged.bound, &ok, &first);
 	Staged.out->reconcile = comparison ? MemoryContextStrdup(Staged.cxt, comparison) : NULL;
 	Staged.done = true;
 	if (Staged.reconciled)
@@ -725,6 +733,7 @@ WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconcile
 		values[3] = BoolGetDatum(run->opts.allow_empty);
 		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
 		values[5] = Int32GetDatum(5);
+		Staged.part = relid;
 		Staged.run = run;
 		Staged.bound = bound;
 		Staged.out = out;
@@ -844,7 +853,9 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		 * then stops the call.  A 57014 that is not this backend's cancel (a
 		 * statement timeout, here or on a worker; a worker's cancel passed
 		 * on by Citus, or by a foreign server; a RAISE) is a failure like
-		 * others: the message of a backend's own cancel is its format.
+		 * others: the message of a backend's own cancel is its format.  (A
+		 * statement timeout that fires with Citus's deadlock cancel reports
+		 * the timeout: the task fails instead of being done again.)
 		 */
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && edata->message_id != NULL &&
 			strcmp(edata->message_id, "canceling statement due to user request") == 0)
@@ -948,7 +959,7 @@ CommitTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 							 4, (Oid[]) {INT8OID, INT4OID, FLOAT8OID, FLOAT8OID},
 							 (Datum[]) {Int64GetDatum(run->id), Int32GetDatum(task->task),
 							 Float8GetDatum(commit_ms), Float8GetDatum(locked_ms)},
-							 swapped ? NULL : "  n", 0);
+							 swapped ? NULL : "   n", 0);
 	CommitStep();
 }
 

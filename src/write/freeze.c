@@ -46,10 +46,11 @@
 #include "base/compat.h"
 
 /*
- * Whether the row htup is deleted or updated for good, or may yet be: by this
- * transaction or one that committed.  A lock alone, or the delete of a
+ * Whether the row htup is deleted or updated by this transaction (no other
+ * can see a table it created).  A lock alone, or the delete of a
  * subtransaction that aborted, leaves it live.  (An xmax that is a
- * MultiXactId with an updater in it counts as deleted.)
+ * MultiXactId with an updater in it counts as deleted.)  Reads no commit
+ * log: it runs in a critical section.
  */
 static bool
 RowDeleted(HeapTupleHeader htup)
@@ -61,7 +62,7 @@ RowDeleted(HeapTupleHeader htup)
 		return false;
 	if (htup->t_infomask & HEAP_XMAX_IS_MULTI)
 		return true;
-	return TransactionIdIsCurrentTransactionId(xmax) || TransactionIdDidCommit(xmax);
+	return TransactionIdIsCurrentTransactionId(xmax);
 }
 
 /* Mark frozen the rows of page that this transaction inserted and nobody deleted; how many. */

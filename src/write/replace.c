@@ -523,7 +523,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 		BackfillStagedHookType hook = BackfillStagedHook;
 
 		BackfillStagedHook = NULL;
-		hook(staging);
+		hook(bp.part, staging);
 	}
 
 	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);

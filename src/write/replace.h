@@ -23,7 +23,7 @@
  * those rows while readers still go on.  It is cleared before it is called,
  * so it runs for one replacement only.
  */
-typedef void (*BackfillStagedHookType) (Oid staging);
+typedef void (*BackfillStagedHookType) (Oid part, Oid staging);
 extern PGDLLIMPORT BackfillStagedHookType BackfillStagedHook;
 
 extern void BackfillDescribeBound(BackfillPart *bp);
