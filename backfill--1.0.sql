@@ -569,7 +569,14 @@ CREATE FUNCTION @extschema@.backfill_retry(run_id bigint, task pg_catalog.int4)
 	AS 'MODULE_PATHNAME', 'backfill_retry'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_retry(bigint, pg_catalog.int4) IS
-	'Make a finished or failed task of a run pending again, with its attempts reset';
+	'Make a finished, failed or skipped task of a run pending again, with its attempts reset';
+
+CREATE FUNCTION @extschema@.backfill_skip(run_id bigint, task pg_catalog.int4, reason pg_catalog.text)
+	RETURNS pg_catalog.text
+	AS 'MODULE_PATHNAME', 'backfill_skip'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_skip(bigint, pg_catalog.int4, pg_catalog.text) IS
+	'Leave a pending or failed task of a run undone for good, saying why: the run goes on without it, and can end done';
 
 CREATE FUNCTION @extschema@.backfill_schedule(run_id bigint, schedule pg_catalog.text DEFAULT '* * * * *',
 	tasks_per_tick pg_catalog.int4 DEFAULT 10)
@@ -585,7 +592,7 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
 				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
 				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
-				  throttled pg_catalog.interval, throttle_reason pg_catalog.text)
+				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS

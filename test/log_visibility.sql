@@ -11,7 +11,7 @@
 -- 3. The dry run shows what it computes over the rows only to a role that sees them all.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(31);
+SELECT plan(32);
 
 CREATE ROLE regress_lv_owner;
 CREATE ROLE regress_lv_reader;
@@ -149,6 +149,8 @@ SELECT throws_ok(format('SELECT backfill_resume(%s)', (SELECT id FROM lv_ids WHE
                  '22023', NULL, 'squatter: cannot resume it');
 SELECT throws_ok(format('SELECT backfill_retry(%s, 1)', (SELECT id FROM lv_ids WHERE what = 'run')),
                  '22023', NULL, 'squatter: cannot retry its task');
+SELECT throws_ok(format('SELECT backfill_skip(%s, 1, ''gone'')', (SELECT id FROM lv_ids WHERE what = 'run')),
+                 '22023', NULL, 'squatter: cannot skip its task');
 SELECT throws_ok(format('SELECT * FROM backfill_dry_run(%s)', (SELECT id FROM lv_ids WHERE what = 'run')),
                  '22023', NULL, 'squatter: cannot dry-run it');
 SELECT throws_ok(format('SELECT backfill_undo(%s)', (SELECT id FROM lv_ids WHERE what = 'replace')),

@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(192);
+SELECT plan(199);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -329,7 +329,12 @@ SELECT pg_temp.refuses($$SELECT backfill_schedule(NULL)$$, '22004', '^run_id mus
 SELECT pg_temp.refuses($$SELECT backfill_pause(987654)$$, '22023', '^run_id 987654 is not a run of backfill_runs$', 'pause: no such run');
 SELECT pg_temp.refuses($$SELECT * FROM backfill_dry_run(987654)$$, '22023', '^run_id 987654 is not a run', 'dry run: no such run');
 SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s, 99)$$, (SELECT id FROM r1)), '22023', '^run [0-9]+ has no task 99$', 'dry run: no such task');
-SELECT pg_temp.refuses(format($$SELECT backfill_retry(%s, 1)$$, (SELECT id FROM r1)), '22023', '^run [0-9]+ has no finished or failed task 1$', 'retry: a pending task');
+SELECT pg_temp.refuses(format($$SELECT backfill_retry(%s, 1)$$, (SELECT id FROM r1)), '22023', '^run [0-9]+ has no finished, failed or skipped task 1$', 'retry: a pending task');
+SELECT pg_temp.refuses($$SELECT backfill_skip(NULL, 1, 'gone')$$, '22004', '^run_id must not be NULL$', 'skip: run NULL');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, NULL, 'gone')$$, (SELECT id FROM r1)), '22004', '^task must not be NULL$', 'skip: task NULL');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, NULL)$$, (SELECT id FROM r1)), '22004', '^reason must not be NULL$', 'skip: reason NULL');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, ' ')$$, (SELECT id FROM r1)), '22023', '^reason must not be empty$', 'skip: an empty reason');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 99, 'gone')$$, (SELECT id FROM r1)), '22023', '^run [0-9]+ has no pending or failed task 99$', 'skip: no such task');
 SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s)$$, (SELECT id FROM r1)), '42704', '^pg_cron is not installed in this database$', 'schedule: without pg_cron');
 SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s, '* * * * *', 0)$$, (SELECT id FROM r1)), '22023', '^tasks_per_tick must be at least 1$', 'schedule: tasks_per_tick 0');
 SELECT pg_temp.refuses(format($$CALL backfill_run(%s)$$, (SELECT id FROM r1)), '2D000', '^backfill_run must be called with CALL, outside a transaction block$', 'run: inside a transaction block');
@@ -339,6 +344,7 @@ SELECT pg_temp.refuses(format($$SELECT backfill_pause(%s)$$, (SELECT id FROM r1)
 SELECT pg_temp.refuses(format($$SELECT backfill_resume(%s)$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to resume run', 'resume: not the owner', 'regress_rc_other');
 SELECT pg_temp.refuses(format($$SELECT backfill_cancel(%s)$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to cancel run', 'cancel: not the owner', 'regress_rc_other');
 SELECT pg_temp.refuses(format($$SELECT backfill_retry(%s, 1)$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to retry run', 'retry: not the owner', 'regress_rc_other');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, 'gone')$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to skip run', 'skip: not the owner', 'regress_rc_other');
 SELECT pg_temp.refuses(format($$SELECT * FROM backfill_dry_run(%s)$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to dry-run run', 'dry run: not the owner', 'regress_rc_other');
 SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s)$$, (SELECT id FROM r1)), '42501', '^must be owner of table public.rc to schedule run', 'schedule: not the owner', 'regress_rc_other');
 SELECT pg_temp.refuses(format($$CALL backfill_run(%s)$$, (SELECT id FROM r1)), '42501|2D000', '', 'run: not the owner', 'regress_rc_other');
@@ -354,6 +360,7 @@ SELECT is(backfill_cancel((SELECT id FROM r1)), 'cancelled', 'cancel: a running 
 SELECT pg_temp.refuses(format($$SELECT backfill_cancel(%s)$$, (SELECT id FROM r1)), '55000', '^run [0-9]+ is cancelled: it cannot be cancelled$', 'cancel: twice');
 SELECT pg_temp.refuses(format($$SELECT backfill_resume(%s)$$, (SELECT id FROM r1)), '55000', 'cancelled: it cannot be resumed', 'resume: a cancelled run');
 SELECT pg_temp.refuses(format($$SELECT backfill_retry(%s, 1)$$, (SELECT id FROM r1)), '55000', 'cancelled: it cannot be retried', 'retry: a cancelled run');
+SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, 'gone')$$, (SELECT id FROM r1)), '55000', 'cancelled: it cannot be skipped', 'skip: a cancelled run');
 SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s)$$, (SELECT id FROM r1)), '55000|42704', '', 'schedule: a cancelled run');
 SELECT is((SELECT count(*) FROM backfill_tasks WHERE run_id = (SELECT id FROM r1) AND status = 'pending'), 3::bigint,
 		  'cancel: the tasks stay as they were');

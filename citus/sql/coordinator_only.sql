@@ -34,6 +34,7 @@ SELECT backfill_pause(1);
 SELECT backfill_resume(1);
 SELECT backfill_cancel(1);
 SELECT backfill_retry(1, 1);
+SELECT backfill_skip(1, 1, 'gone');
 SELECT backfill_schedule(1);
 -- and nothing was written into the worker's own log
 SELECT count(*) AS worker_log_records FROM backfill_log;

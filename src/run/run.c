@@ -1831,7 +1831,7 @@ DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
 	if (BackfillStateExec(run->extschema,
 						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
 								   " WHERE run_id OPERATOR(pg_catalog.=) $1"
-								   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) 'done'"
+								   " AND CASE WHEN $2 IS NULL THEN status OPERATOR(pg_catalog.<>) ALL ('{done,skipped}'::pg_catalog.text[])"
 								   " ELSE task OPERATOR(pg_catalog.=) $2 END ORDER BY task LIMIT 1",
 								   BackfillExtName(run->extschema, "backfill_tasks_data")),
 						  2, types, v, n, 1) != SPI_OK_SELECT)

@@ -970,7 +970,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(PG_GETARG_INT32(1));
 	rc = BackfillStateExec(run.extschema,
 						   psprintf("UPDATE %s SET status = 'pending', attempts = 0, error = NULL"
-									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed')",
+									" WHERE run_id = $1 AND task = $2 AND status IN ('done', 'failed', 'skipped')",
 									BackfillExtName(run.extschema, "backfill_tasks_data")),
 						   2, types, values, NULL, 0);
 	if (rc != SPI_OK_UPDATE)
@@ -978,9 +978,68 @@ backfill_retry(PG_FUNCTION_ARGS)
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("run " INT64_FORMAT " has no finished or failed task %d", run.id, PG_GETARG_INT32(1)),
+				 errmsg("run " INT64_FORMAT " has no finished, failed or skipped task %d", run.id, PG_GETARG_INT32(1)),
 				 errhint("A pending task runs anyway; see backfill_tasks for the task numbers.")));
 	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "failed") == 0)
+		BackfillRunSetStatus(&run, "running", NULL);
+	PG_RETURN_DATUM(CloseRun(&run));
+}
+
+PG_FUNCTION_INFO_V1(backfill_skip);
+
+/*
+ * backfill_skip(run_id bigint, task integer, reason text) RETURNS text: a
+ * pending or failed task left undone for good, with who skipped it and why
+ * in its error, so that the run can go on and end done without it (a
+ * partition that retention dropped after planning, say).  A task in progress
+ * in another session is waited for, and then is done, not skipped.
+ */
+Datum
+backfill_skip(PG_FUNCTION_ARGS)
+{
+	BackfillRun run;
+	char	   *reason;
+	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
+	Datum		values[4];
+	int			rc;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("task must not be NULL")));
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("reason must not be NULL"),
+				 errhint("Say why the task is left undone: it is kept in the task's row.")));
+	reason = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (strspn(reason, " \t\n\r") == strlen(reason))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("reason must not be empty"),
+				 errhint("Say why the task is left undone: it is kept in the task's row.")));
+	OpenRun(fcinfo, &run, "skip", false);
+	if (strcmp(run.status, "cancelled") == 0)
+		RefuseStatus(&run, "skipped");
+	values[0] = Int64GetDatum(run.id);
+	values[1] = Int32GetDatum(PG_GETARG_INT32(1));
+	values[2] = CStringGetTextDatum(GetUserNameFromId(GetUserId(), false));
+	values[3] = CStringGetTextDatum(reason);
+	rc = BackfillStateExec(run.extschema,
+						   psprintf("UPDATE %s SET status = 'skipped', finished_at = pg_catalog.now(),"
+									" error = pg_catalog.format('skipped by %%s: %%s', $3, $4)"
+									" WHERE run_id OPERATOR(pg_catalog.=) $1 AND task OPERATOR(pg_catalog.=) $2"
+									"   AND status OPERATOR(pg_catalog.=) ANY ('{pending,failed}'::pg_catalog.text[])",
+									BackfillExtName(run.extschema, "backfill_tasks_data")),
+						   4, types, values, NULL, 0);
+	if (rc != SPI_OK_UPDATE)
+		elog(ERROR, "could not update backfill_tasks");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("run " INT64_FORMAT " has no pending or failed task %d", run.id, PG_GETARG_INT32(1)),
+				 errhint("A finished task cannot be skipped: its rows are written. See backfill_tasks for the task numbers.")));
+	if (strcmp(run.status, "failed") == 0)
 		BackfillRunSetStatus(&run, "running", NULL);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
@@ -1143,7 +1202,8 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN"
 		"  (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
 		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb) END,"
-		" r.error, %s, r.throttled, r.throttle_reason"
+		" r.error, %s, r.throttled, r.throttle_reason,"
+		" count(t.task) FILTER (WHERE t.status = 'skipped')"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id"
 		" GROUP BY r.id, r.target, r.target_oid, r.strategy, r.status, r.started_at, r.finished_at,"
 		"   r.options, r.refreshed, r.untouched_after, r.error, r.cron_job, r.throttled, r.throttle_reason"
@@ -1156,10 +1216,10 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read backfill_runs");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[19];
-		bool		nulls[19];
+		Datum		values[20];
+		bool		nulls[20];
 
-		for (int c = 0; c < 19; c++)
+		for (int c = 0; c < 20; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
