@@ -155,3 +155,16 @@ FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :r
 DROP TABLE ip, ip_src, ip_before, ip_fp_before, ipm, ipm_src, ip_fp, ipc, ipc_src, ipc_seen, ipb, ipb_src;
 DROP FUNCTION ipc_seen();
 DROP TYPE ip_pair;
+
+-- A run replacing a partition with a stored generated column: the new rows get it computed.
+CREATE TABLE ipg (id int NOT NULL, day date NOT NULL, v int, w int GENERATED ALWAYS AS (v * 2) STORED)
+	PARTITION BY RANGE (day);
+CREATE TABLE ipg_0311 PARTITION OF ipg FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
+INSERT INTO ipg (id, day, v) SELECT g, '2026-03-11', g FROM generate_series(1, 20) g;
+SELECT backfill_plan('ipg', '2026-03-11', '2026-03-12',
+	$$SELECT id, day, v + 1 AS v FROM ipg WHERE day >= $1 AND day < $2$$) AS run_gen \gset
+SET client_min_messages = warning;
+CALL backfill_run(:run_gen);
+RESET client_min_messages;
+SELECT t.status, l.operation FROM backfill_tasks t JOIN backfill_log l ON l.id = t.log_id WHERE t.run_id = :run_gen;
+SELECT count(*) AS n, count(*) FILTER (WHERE w = v * 2) AS computed, sum(v) AS sum_v FROM ipg;

@@ -49,6 +49,7 @@
 #include "commands/tablespace.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -507,11 +508,14 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 	{
 		Form_pg_attribute da = TupleDescAttr(dst, j);
 
-		if (da->attgenerated)
+		/* a stored generated column is computed as the rows are written, as COPY does */
+		if (da->attgenerated && (da->attgenerated != ATTRIBUTE_GENERATED_STORED || bp->distcol != NULL))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot replace partition %s: it has generated columns", bp->qualname),
-					 errdetail("Generated columns are not supported by backfill_replace_partition yet.")));
+					 errmsg("cannot replace partition %s: column %s is a %s", bp->qualname,
+							quote_identifier(NameStr(da->attname)),
+							bp->distcol ? "generated column of a distributed table" : "virtual generated column"),
+					 errdetail("backfill_replace_partition computes stored generated columns of tables on one server only.")));
 		/* said before any row is written, not as a NULL in the first row */
 		if (!given[j] && da->attnotnull && !da->atthasdef)
 			ereport(ERROR,
@@ -544,6 +548,7 @@ typedef struct FillReceiver
 	CommandId	cid;
 	SubTransactionId subid;		/* where the table was created and is filled */
 	bool		checkconstr;
+	bool		generated;		/* the table has stored generated columns to compute */
 	bool		direct;			/* the source's rows may be written as it stores them */
 	TupleDesc	srcdesc;		/* the last row type of the source's slots seen */
 	bool		srcdescok;		/* and whether its rows are laid out as the table's */
@@ -741,6 +746,8 @@ FillReceive(TupleTableSlot *src, DestReceiver *self)
 	ResetPerTupleExprContext(r->estate);
 	stored = StoredRow(r, src);
 	row = stored ? src : AssignRow(r, src);
+	if (r->generated && !stored)
+		ExecComputeStoredGenerated(r->rri, r->estate, row, CMD_INSERT);
 	if (!RowInBounds(r, row) || r->outside > 0)
 		return true;			/* the call fails anyway: count, don't write */
 
@@ -809,6 +816,9 @@ PrepareAssignments(FillReceiver *r, SPIPlanPtr plan)
 		Expr	   *expr;
 
 		r->srcidx[j] = i;
+		/* a generated column: computed from the row once assigned (FillReceive), no default */
+		if (da->attgenerated)
+			continue;
 		if (i >= 0)
 		{
 			Form_pg_attribute sa = TupleDescAttr(src, i);
@@ -912,6 +922,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	r.estate->es_output_cid = GetCurrentCommandId(true);
 	r.cid = r.estate->es_output_cid;
 	r.checkconstr = RelationGetDescr(r.rel)->constr != NULL;
+	r.generated = r.checkconstr && RelationGetDescr(r.rel)->constr->has_generated_stored;
 	r.bistate = GetBulkInsertState();
 	r.batch = palloc0(sizeof(TupleTableSlot *) * FILL_BATCH_ROWS);
 
