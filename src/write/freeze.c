@@ -90,6 +90,15 @@ FreezePage(Page page)
 	return frozen;
 }
 
+/* The error for an OID that is no relation. */
+static void
+NoSuchRelation(Oid relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_TABLE),
+			 errmsg("rel: relation with OID %u does not exist", relid)));
+}
+
 /* The error for a table this subtransaction did not create. */
 static void
 NotCreatedHere(const char *relname)
@@ -120,18 +129,14 @@ backfill_freeze_new_rows(PG_FUNCTION_ARGS)
 	 * that every later reader of it would queue behind.
 	 */
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("rel: relation with OID %u does not exist", relid)));
+		NoSuchRelation(relid);
 	if (!BackfillRelOwnerCheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, get_relkind_objtype(get_rel_relkind(relid)), get_rel_name(relid));
 	if (!ConditionalLockRelationOid(relid, AccessExclusiveLock))
 		NotCreatedHere(get_rel_name(relid));
 	rel = try_table_open(relid, NoLock);
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("rel: relation with OID %u does not exist", relid)));
+	if (rel == NULL)			/* dropped before it was locked */
+		NoSuchRelation(relid);
 	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_tableam != GetHeapamTableAmRoutine())
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
