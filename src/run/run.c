@@ -124,87 +124,141 @@ CommitStep(void)
 }
 
 /*
- * The name of the type a run's window values are compared as, as the state
- * tables' owner: the window's type, or the type under it when that is a
- * domain, whose checks may call functions of any role and so are never
- * run with the owner's rights.
+ * The tasks of a run that say they come from its plan (origin backfill), as
+ * a call found them and checked them: ordered by task number.
  */
-static char *
-WindowCompareType(BackfillRun *run)
+typedef struct PlannedTasks
 {
-	Oid			typid = DatumGetObjectId(DirectFunctionCall1(regtypein,
-															 CStringGetDatum(run->window_type)));
+	int			n;
+	int32	   *task;
+	char	  **partition;		/* NULL for a chunk */
+	char	  **range_from;
+	char	  **range_to;
+} PlannedTasks;
 
-	return format_type_be_qualified(getBaseType(typid));
+/* The error for task (partition, [from, to)) of run, which its plan did not make, and why. */
+static void
+pg_attribute_noreturn()
+UnplannedTask(BackfillRun *run, int32 task, const char *partition, const char *from,
+			  const char *to, const char *why)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("run " INT64_FORMAT " holds tasks its plan did not make: task %d (%s, [%s, %s)) %s",
+					run->id, task, partition ? partition : "a chunk", from, to, why),
+			 errdetail("A task inserted into backfill_tasks_data from outside backfill is never run."),
+			 errhint("Tasks come only from backfill_plan: cancel run " INT64_FORMAT " and plan the range again.", run->id)));
+}
+
+/*
+ * The tasks of run that say they come from its plan, read as the state
+ * tables' owner (numbers and text only), and checked as the caller: a plan's
+ * tasks tile its range, so each window lies inside the range, is not empty
+ * and overlaps no other.  A task added beside them overlaps one.  The
+ * windows are typed by the target's column, whose type may run code of its
+ * owner's making (a domain's CHECK, an element's input function): they are
+ * compared as the role calling backfill, never as the tables' owner.  Once
+ * a call, in one statement: the tasks of a plan change only by their status.
+ */
+static PlannedTasks *
+CheckPlannedTasks(BackfillRun *run, MemoryContext cxt)
+{
+	PlannedTasks *p = MemoryContextAllocZero(cxt, sizeof(PlannedTasks));
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+	MemoryContext old;
+	BackfillWindowFault fault;
+	int32		other;
+	int			bad;
+
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT task, partition, range_from, range_to FROM %s"
+									  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND origin OPERATOR(pg_catalog.=) 'backfill'"
+									  " ORDER BY task",
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 1, types, values, NULL, 0);
+	old = MemoryContextSwitchTo(cxt);
+	p->n = (int) SPI_processed;
+	p->task = palloc(sizeof(int32) * Max(p->n, 1));
+	p->partition = palloc(sizeof(char *) * Max(p->n, 1));
+	p->range_from = palloc(sizeof(char *) * Max(p->n, 1));
+	p->range_to = palloc(sizeof(char *) * Max(p->n, 1));
+	for (int i = 0; i < p->n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		CHECK_FOR_INTERRUPTS();
+		p->task[i] = pg_strtoint32(SPI_getvalue(tup, desc, 1));
+		p->partition[i] = SPI_getvalue(tup, desc, 2);
+		p->range_from[i] = SPI_getvalue(tup, desc, 3);
+		p->range_to[i] = SPI_getvalue(tup, desc, 4);
+	}
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+
+	/* as the caller, outside any statement on the state tables */
+	bad = BackfillWindowsOutside(run->window_type, run->range_from, run->range_to, p->n, p->task,
+								 p->range_from, p->range_to, &fault, &other);
+	if (bad >= 0)
+		UnplannedTask(run, p->task[bad], p->partition[bad], p->range_from[bad], p->range_to[bad],
+					  fault == WINDOW_OUTSIDE ? psprintf("lies outside the run's range [%s, %s)", run->range_from, run->range_to)
+					  : fault == WINDOW_EMPTY ? psprintf("is empty as %s values", run->window_type)
+					  : psprintf("overlaps task %d, and the tasks of a plan do not overlap", other));
+	return p;
+}
+
+/* Order of int32s, for bsearch. */
+static int
+CompareTaskNumbers(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a;
+	int32		y = *(const int32 *) b;
+
+	return (x > y) - (x < y);
 }
 
 /*
  * A task that backfill_plan did not make is not run.  The tasks' table takes
  * rows from outside backfill (a restore appends to it), and each row says
- * where it came from (origin): a task from outside is refused.  The tasks a
- * plan makes also tile the run's range, partition by partition or chunk by
- * chunk, so a task is the plan's only if its window lies inside the range
- * and overlaps no other task of the plan's, and it is a partition's exactly when the
- * target is partitioned (a partition's bound is checked against its window
- * when it is written): this is checked too.
+ * where it came from (origin): a task from outside is refused.  A task of the
+ * plan's must be one planned checked (CheckPlannedTasks), with the same
+ * window, and a partition's exactly when the target is partitioned (a
+ * partition's bound is checked against its window when it is written).
+ * Nothing here compares window values: only numbers and text.
  */
 static void
-RefuseUnplannedTask(BackfillRun *run, BackfillTask *task)
+RefuseUnplannedTask(BackfillRun *run, const PlannedTasks *planned, BackfillTask *task)
 {
-	Oid			types[4] = {INT8OID, INT4OID, TEXTOID, TEXTOID};
-	Datum		values[4];
-	const char *wt = WindowCompareType(run);
+	Oid			types[2] = {INT8OID, INT4OID};
+	Datum		values[2] = {Int64GetDatum(run->id), Int32GetDatum(task->task)};
 	bool		isnull;
-	bool		inside;
-	bool		nonempty;
 	bool		outside;
-	int32		overlaps;		/* a task whose window overlaps this one's, or 0 */
+	int32	   *found;
 	char	   *why = NULL;
 
-	values[0] = Int64GetDatum(run->id);
-	values[1] = Int32GetDatum(task->task);
-	values[2] = CStringGetTextDatum(task->range_from);
-	values[3] = CStringGetTextDatum(task->range_to);
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("SELECT CAST($3 AS %s) >= CAST(r.range_from AS %s) AND CAST($4 AS %s) <= CAST(r.range_to AS %s),"
-									  " CAST($3 AS %s) < CAST($4 AS %s),"
-									  " (SELECT pg_catalog.min(u.task) FROM %s u WHERE u.run_id = $1 AND u.task <> $2 AND u.origin = 'backfill'"
-									  "   AND CAST(u.range_from AS %s) < CAST($4 AS %s) AND CAST($3 AS %s) < CAST(u.range_to AS %s)),"
-									  " coalesce((SELECT t.origin <> 'backfill' FROM %s t WHERE t.run_id = $1 AND t.task = $2), true)"
-									  " FROM %s r WHERE r.id = $1",
-									  wt, wt, wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_tasks_data"),
-									  wt, wt, wt, wt, BackfillExtName(run->extschema, "backfill_tasks_data"),
-									  BackfillExtName(run->extschema, "backfill_runs_data")),
-							 4, types, values, NULL, 1);
+							 psprintf("SELECT coalesce((SELECT t.origin OPERATOR(pg_catalog.<>) 'backfill' FROM %s t"
+									  " WHERE t.run_id OPERATOR(pg_catalog.=) $1 AND t.task OPERATOR(pg_catalog.=) $2), true)",
+									  BackfillExtName(run->extschema, "backfill_tasks_data")),
+							 2, types, values, NULL, 1);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not read run " INT64_FORMAT, run->id);
-	inside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	nonempty = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	outside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
-	overlaps = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-	if (isnull)
-		overlaps = 0;
+	outside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	found = bsearch(&task->task, planned->task, planned->n, sizeof(int32), CompareTaskNumbers);
 	if (outside)
 		why = "was inserted from outside backfill (its origin is not backfill_plan)";
 	else if (task->task < 1)
 		why = "has a number no plan gives (a plan numbers its tasks from 1)";
-	else if (!inside)
-		why = psprintf("lies outside the run's range [%s, %s)", run->range_from, run->range_to);
-	else if (!nonempty)
-		why = psprintf("is empty as %s values", run->window_type);
-	else if (overlaps > 0)
-		why = psprintf("overlaps task %d, and the tasks of a plan do not overlap", overlaps);
+	else if (found == NULL ||
+			 strcmp(planned->range_from[found - planned->task], task->range_from) != 0 ||
+			 strcmp(planned->range_to[found - planned->task], task->range_to) != 0)
+		why = "was written after this call checked the plan's windows";
 	else if ((task->partition != NULL) != run->partitioned)
 		why = run->partitioned ? psprintf("is a chunk, and every task of a run on %s is a partition", run->target)
 			: psprintf("is a partition, and every task of a run on %s is a chunk", run->target);
 	if (why)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("run " INT64_FORMAT " holds tasks its plan did not make: task %d (%s, [%s, %s)) %s",
-						run->id, task->task, task->partition ? task->partition : "a chunk",
-						task->range_from, task->range_to, why),
-				 errdetail("A task inserted into backfill_tasks_data from outside backfill is never run."),
-				 errhint("Tasks come only from backfill_plan: cancel run " INT64_FORMAT " and plan the range again.", run->id)));
+		UnplannedTask(run, task->task, task->partition, task->range_from, task->range_to, why);
 }
 
 /* A task's partition that is no longer the one the run planned is not written. */
@@ -1431,6 +1485,7 @@ typedef struct RunCall
 	int			stop_code;		/* its SQLSTATE: the first failed task's in this call */
 	TimestampTz started;
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
+	PlannedTasks *planned;		/* the plan's tasks, checked at the call's first task */
 } RunCall;
 
 /* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
@@ -1659,7 +1714,9 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		return false;
 	}
 
-	RefuseUnplannedTask(run, &task);
+	if (call->planned == NULL)
+		call->planned = CheckPlannedTasks(run, call->cxt);
+	RefuseUnplannedTask(run, call->planned, &task);
 
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
@@ -1843,7 +1900,7 @@ DryRunTask(BackfillRun *run, bool any_task, int taskno, BackfillTask *task)
 				 ? errmsg("run " INT64_FORMAT " has no task left to run", run->id)
 				 : errmsg("run " INT64_FORMAT " has no task %d", run->id, taskno)));
 	TaskFromRow(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, task);
-	RefuseUnplannedTask(run, task);
+	RefuseUnplannedTask(run, CheckPlannedTasks(run, CurrentMemoryContext), task);
 }
 
 /* A task that swaps: its copy filled as the task would fill it, refusing what it refuses, no swap. */
