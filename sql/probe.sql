@@ -47,6 +47,41 @@ SELECT idempotent, verdict
 FROM backfill_probe_idempotency($$DELETE FROM pr_revenue WHERE order_date = '2026-03-16' AND order_id = 2$$,
 	'pr_revenue', $$order_date = '2026-03-15'$$);
 
+-- Under every isolation level each point reads the window as it was at that point: under
+-- REPEATABLE READ and SERIALIZABLE the transaction's snapshot is one object whose command id
+-- moves on, so each point keeps its own copy.  Adding to a value, appending, and writing
+-- another day are never idempotent, whether the level is asked for by BEGIN or by
+-- default_transaction_isolation.
+CREATE TEMP TABLE levels (level text, by_default boolean, transform text, idempotent boolean);
+CREATE FUNCTION pg_temp.probe_at_level() RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE
+	t text;
+BEGIN
+	FOREACH t IN ARRAY ARRAY[
+		$$UPDATE pr_revenue SET revenue = revenue + 1 WHERE order_date = '2026-03-15'$$,
+		$$INSERT INTO pr_revenue SELECT max(order_id) + 1, '2026-03-15', 0 FROM pr_revenue$$,
+		$$DELETE FROM pr_revenue WHERE order_date = '2026-03-16' AND order_id = (SELECT min(order_id) FROM pr_revenue WHERE order_date = '2026-03-16')$$]
+	LOOP
+		INSERT INTO levels SELECT current_setting('transaction_isolation'),
+			current_setting('default_transaction_isolation') <> 'read committed', split_part(t, ' ', 1), p.idempotent
+		FROM backfill_probe_idempotency(t, 'pr_revenue', $$order_date = '2026-03-15'$$) p;
+	END LOOP;
+END $f$;
+BEGIN ISOLATION LEVEL READ COMMITTED;
+SELECT pg_temp.probe_at_level();
+COMMIT;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_temp.probe_at_level();
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT pg_temp.probe_at_level();
+COMMIT;
+SET default_transaction_isolation = 'repeatable read';
+SELECT pg_temp.probe_at_level();
+RESET default_transaction_isolation;
+SELECT level, by_default, transform, idempotent FROM levels
+ORDER BY level COLLATE "C", by_default, transform COLLATE "C";
+
 -- Everything was rolled back: the table and the log are as before.
 SELECT f = b AS table_unchanged FROM backfill_fingerprint('pr_revenue') f, before b;
 SELECT (SELECT count(*) FROM backfill_log) = n AS log_unchanged FROM log_before;

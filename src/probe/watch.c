@@ -309,7 +309,16 @@ BackfillWatchPoint(BackfillWatch *w, Oid target, const char *scope)
 		w->writes[k][i] = OwnWrites(w->rels[i]);
 	}
 	CommandCounterIncrement();
-	w->snaps[k] = RegisterSnapshot(GetTransactionSnapshot());
+
+	/*
+	 * The point's own copy.  Under REPEATABLE READ and SERIALIZABLE the
+	 * transaction snapshot is one registered object whose command id every
+	 * later CommandCounterIncrement moves on: registered as it is, all three
+	 * points would read the final state.  PushActiveSnapshot copies it.
+	 */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	w->snaps[k] = RegisterSnapshot(GetActiveSnapshot());
+	PopActiveSnapshot();
 	memset(&w->ein[k], 0, sizeof(w->ein[k]));
 	memset(&w->eout[k], 0, sizeof(w->eout[k]));
 	if (w->eagerwhere && !w->moved)
