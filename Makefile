@@ -27,6 +27,7 @@ OBJS = \
 	src/base/extension.o \
 	src/base/citus.o \
 	src/base/relation.o \
+	src/base/untouched.o \
 	src/hash/citus_fingerprint.o \
 	src/hash/rowhash.o \
 	src/hash/fingerprint.o \

@@ -84,6 +84,22 @@
 #define BACKFILL_HAVE_RELFILELOCATOR
 #endif
 
+/* 16: a table's statistics name its autovacuum count autovacuum_count */
+#if PG_VERSION_NUM >= 160000
+#define BackfillAutovacuumCount(tab) ((tab)->autovacuum_count)
+#else
+#define BackfillAutovacuumCount(tab) ((tab)->autovac_vacuum_count)
+#endif
+
+/* the subtransaction that last (first) gave a relation new storage in this transaction, or 0 */
+#ifdef BACKFILL_HAVE_RELFILELOCATOR
+#define BackfillRelNewStorageSubid(rel) ((rel)->rd_newRelfilelocatorSubid)
+#define BackfillRelFirstStorageSubid(rel) ((rel)->rd_firstRelfilelocatorSubid)
+#else
+#define BackfillRelNewStorageSubid(rel) ((rel)->rd_newRelfilenodeSubid)
+#define BackfillRelFirstStorageSubid(rel) ((rel)->rd_firstRelfilenodeSubid)
+#endif
+
 /* 17: a relation's smgr link survives the invalidation of its relcache entry */
 #if PG_VERSION_NUM >= 170000
 #define BACKFILL_HAVE_STABLE_SMGR_LINKS

@@ -56,6 +56,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
 #include "base/citus.h"
@@ -83,6 +84,8 @@ typedef struct ProbeState
 	int64		copies;			/* rows only after the second run that copy a row of the first */
 	char	   *sample;			/* jsonb text */
 	bool		watched;		/* the fingerprints came from the watch, not whole-table reads */
+	char	   *columns[3];		/* the target's columns before, after each run */
+	bool		unseen;			/* rows changed that the transaction's snapshot cannot see */
 	List	   *elsewhere;		/* tables outside the target the runs took for writing */
 } ProbeState;
 
@@ -149,6 +152,58 @@ InRolledBackSubtransaction(void (*fn) (ProbeState *, int), ProbeState *ps, int s
 	CurrentResourceOwner = owner;
 }
 
+/* Whether two fingerprints (sealed, as BackfillFingerprintRel leaves them) differ. */
+static bool
+FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
+{
+	Assert(a->sealed && b->sealed);
+	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
+}
+
+/*
+ * The target's columns, in order: names and types.  A transform that adds a
+ * column with a default, drops one or changes its type changes every row,
+ * with no row written (ADD COLUMN ... DEFAULT) or with rows that every
+ * point's read shows through today's columns: the rows' fingerprints cannot
+ * see it, this can.
+ */
+static char *
+Columns(Oid relid)
+{
+	return BackfillQueryText("SELECT pg_catalog.string_agg(pg_catalog.format('%I %s', a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)),"
+							 "  ', ' ORDER BY a.attnum)"
+							 " FROM pg_catalog.pg_attribute a"
+							 " WHERE a.attrelid OPERATOR(pg_catalog.=) $1 AND a.attnum OPERATOR(pg_catalog.>) 0"
+							 "   AND NOT a.attisdropped", relid);
+}
+
+/*
+ * Whether the rows of the whole target that a snapshot taken now shows differ
+ * from those the last read showed (in the scope, and outside it): under
+ * REPEATABLE READ and SERIALIZABLE every read is on the transaction's
+ * snapshot, blind to what another session or connection committed since.
+ */
+static bool
+ChangedUnseen(ProbeState *ps)
+{
+	BackfillFingerprint in;
+	BackfillFingerprint out;
+	bool		changed;
+
+	if (!IsolationUsesXactSnapshot())
+		return false;
+	PushActiveSnapshot(GetLatestSnapshot());
+	BackfillFingerprintRel(ps->relid, ps->scope, true, &in);
+	changed = FingerprintsDiffer(&in, &ps->second);
+	if (ps->scope)
+	{
+		BackfillFingerprintRel(ps->relid, psprintf("NOT COALESCE(((\n%s\n)), false)", ps->scope), true, &out);
+		changed |= FingerprintsDiffer(&out, &ps->outside_second);
+	}
+	PopActiveSnapshot();
+	return changed;
+}
+
 /* The fast pass: fingerprints before, after the first and after the second run. */
 static void
 Fingerprints(ProbeState *ps, int samples)
@@ -158,17 +213,21 @@ Fingerprints(ProbeState *ps, int samples)
 
 	memset(&w, 0, sizeof(w));
 	BackfillWatchPoint(&w, ps->relid, NULL);
+	ps->columns[0] = Columns(ps->relid);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->before);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_before);
 	RunTransform(ps, 1);
+	ps->columns[1] = Columns(ps->relid);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->first);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_first);
 	RunTransform(ps, 2);
+	ps->columns[2] = Columns(ps->relid);
 	BackfillFingerprintRel(ps->relid, ps->scope, false, &ps->second);
 	if (outside)
 		BackfillFingerprintRel(ps->relid, outside, false, &ps->outside_second);
+	ps->unseen = ChangedUnseen(ps);
 	BackfillWatchPoint(&w, ps->relid, NULL);
 	ps->elsewhere = BackfillWrittenElsewhere(&w, ps->relid);
 	BackfillWatchEnd(&w);
@@ -190,13 +249,17 @@ WatchedFingerprints(ProbeState *ps, int samples)
 	BackfillFingerprint outside[WATCH_POINTS];
 
 	memset(&w, 0, sizeof(w));
+	ps->columns[0] = Columns(ps->relid);
 	BackfillWatchPoint(&w, ps->relid, ps->scope);
 	RunTransform(ps, 1);
+	ps->columns[1] = Columns(ps->relid);
 	BackfillWatchPoint(&w, ps->relid, NULL);
 	RunTransform(ps, 2);
+	ps->columns[2] = Columns(ps->relid);
 	BackfillWatchPoint(&w, ps->relid, NULL);
 	ps->elsewhere = BackfillWrittenElsewhere(&w, ps->relid);
 	ps->watched = BackfillWatchScope(&w, inside, outside);
+	ps->unseen = w.others;
 	BackfillWatchEnd(&w);
 	if (!ps->watched)
 		return;
@@ -214,12 +277,11 @@ WatchedFingerprints(ProbeState *ps, int samples)
 	BackfillFingerprintSeal(&ps->outside_second);
 }
 
-/* Whether two fingerprints (sealed, as BackfillFingerprintRel leaves them) differ. */
+/* Whether two lists of the target's columns (Columns) are the same. */
 static bool
-FingerprintsDiffer(const BackfillFingerprint *a, const BackfillFingerprint *b)
+ColumnsSame(const char *a, const char *b)
 {
-	Assert(a->sealed && b->sealed);
-	return a->rows != b->rows || a->sum1 != b->sum1 || a->sum2 != b->sum2;
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
 /* A receiver that puts the first column of each row (text) into a tuplesort. */
@@ -531,6 +593,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	bool		outside_first;	/* the first run changed rows outside the scope */
 	bool		outside_second; /* the second run did */
 	bool		draws_sequence;
+	bool		reshaped_first; /* the first run changed the target's columns */
+	bool		reshaped_second;	/* the second did */
 	char	   *verdict;
 	TupleDesc	tupdesc;
 	Datum		values[11];
@@ -567,9 +631,14 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	if (!ps.watched)
 		InRolledBackSubtransaction(Fingerprints, &ps, samples);
 	ps.relid = PG_GETARG_OID(1);
-	outside_first = ps.scope != NULL && FingerprintsDiffer(&ps.outside_before, &ps.outside_first);
-	outside_second = ps.scope != NULL && FingerprintsDiffer(&ps.outside_first, &ps.outside_second);
-	idempotent = !FingerprintsDiffer(&ps.first, &ps.second);
+	reshaped_first = !ColumnsSame(ps.columns[0], ps.columns[1]);
+	reshaped_second = !ColumnsSame(ps.columns[1], ps.columns[2]);
+	/* new columns are new values in every row, inside the scope and out */
+	outside_first = ps.scope != NULL &&
+		(reshaped_first || FingerprintsDiffer(&ps.outside_before, &ps.outside_first));
+	outside_second = ps.scope != NULL &&
+		(reshaped_second || FingerprintsDiffer(&ps.outside_first, &ps.outside_second));
+	idempotent = !FingerprintsDiffer(&ps.first, &ps.second) && !reshaped_second;
 	if (!idempotent)
 	{
 		InRolledBackSubtransaction(Differences, &ps, samples);
@@ -578,10 +647,19 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	SPI_finish();
 
 	verdict = Verdict(&ps, idempotent, outside_first, outside_second, draws_sequence);
+	if (reshaped_first || reshaped_second)
+		verdict = psprintf("%s; %s changed the target's columns (%s), and with them every row",
+						   verdict, !reshaped_second ? "the first run" : !reshaped_first ? "the second run" : "each run",
+						   ps.columns[reshaped_second ? 2 : 1] ? ps.columns[reshaped_second ? 2 : 1] : "none");
+	if (ps.unseen)
+		verdict = psprintf("no verdict: rows of the target changed that this transaction's snapshot"
+						   " cannot see (written through another connection, or by another session since"
+						   " the transaction began), so the runs' own effect cannot be told; what the runs"
+						   " showed: %s", verdict);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	values[0] = BoolGetDatum(idempotent && !outside_first && !outside_second);
+	values[0] = BoolGetDatum(idempotent && !outside_first && !outside_second && !ps.unseen);
 	values[1] = Int64GetDatum((int64) ps.before.rows);
 	values[2] = Int64GetDatum((int64) ps.first.rows);
 	values[3] = Int64GetDatum((int64) ps.second.rows);

@@ -57,6 +57,7 @@
 #include "utils/syscache.h"
 
 #include "base/citus.h"
+#include "base/compat.h"
 #include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
@@ -170,6 +171,7 @@ SortedIndex(List *sorted, Oid oid)
 }
 
 static bool NewUnderScope(BackfillWatch *w, List *leaves);
+static bool GoneUnderScope(BackfillWatch *w, List *leaves);
 
 /*
  * Add the rows of the target under where, the bounds of parts (or ONLY the
@@ -298,15 +300,17 @@ BackfillWatchPoint(BackfillWatch *w, Oid target, const char *scope)
 		if (scope)
 			WatchScopePartitions(w, scope);
 	}
-	else if (target != w->target || !NewUnderScope(w, rels))
+	else if (target != w->target || !NewUnderScope(w, rels) || !GoneUnderScope(w, rels))
 		w->moved = true;
 	w->files[k] = palloc(sizeof(Oid) * Max(w->nrels, 1));
 	w->writes[k] = palloc(sizeof(int64) * Max(w->nrels, 1));
+	w->untouched[k] = palloc(sizeof(BackfillUntouched) * Max(w->nrels, 1));
 	for (i = 0; i < w->nrels; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		w->files[k][i] = BackfillRelFileNode(w->rels[i]);	/* 0 once dropped */
 		w->writes[k][i] = OwnWrites(w->rels[i]);
+		BackfillReadUntouched(w->rels[i], &w->untouched[k][i]);
 	}
 	CommandCounterIncrement();
 
@@ -372,6 +376,37 @@ NewUnderScope(BackfillWatch *w, List *leaves)
 }
 
 /*
+ * Whether the relations of the first point gone at this one were each one of
+ * the scope's partitions (replaced): else the runs took rows outside the
+ * scope away from the target (a partition detached or dropped).
+ */
+static bool
+GoneUnderScope(BackfillWatch *w, List *leaves)
+{
+	ListCell   *lc;
+
+	foreach(lc, w->leaves[0])
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (SortedIndex(leaves, lfirst_oid(lc)) < 0 && SortedIndex(w->eager, lfirst_oid(lc)) < 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether no other session or connection wrote relation i from the first
+ * point to the last: its visibility map says no one did, or its storage is
+ * this transaction's own (base/untouched.c); this transaction's writes its
+ * counters tell.  Else its rows are read.
+ */
+static bool
+Untouched(BackfillWatch *w, int i)
+{
+	return BackfillOthersUntouched(&w->untouched[0][i], &w->untouched[w->npoints - 1][i]);
+}
+
+/*
  * Whether the runs left the target's relations outside the scope's
  * partitions with the storage they had.
  */
@@ -389,11 +424,69 @@ StayedPut(BackfillWatch *w)
 	return true;
 }
 
+/* Add b's unsealed sums to a. */
+static void
+AddSums(BackfillFingerprint *a, const BackfillFingerprint *b)
+{
+	a->rows += b->rows;
+	a->sum1 += b->sum1;
+	a->sum2 += b->sum2;
+}
+
+/*
+ * Add the rows of the relations in written (the target's, by OID), split by
+ * the scope, under the active snapshot.
+ */
+static void
+ReadWritten(BackfillWatch *w, List *written, List *leaves, BackfillFingerprint *in,
+			BackfillFingerprint *out)
+{
+	ListCell   *lc;
+
+	foreach(lc, written)
+	{
+		Oid			part = lfirst_oid(lc);
+		char	   *bound = part == w->target ? NULL : PartitionBound(part);
+
+		CHECK_FOR_INTERRUPTS();
+		SplitRead(w, leaves, list_make1_oid(part), part == w->target ? NULL
+				  : psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
+							 bound ? bound : "", bound ? " AND " : "", part),
+				  w->scope, in, out);
+	}
+}
+
+/*
+ * Whether what a snapshot taken now shows of the relations read (the scope's
+ * partitions, those written or not proven untouched) differs from what the
+ * last point's snapshot showed: under REPEATABLE READ and SERIALIZABLE the
+ * points' snapshots are the transaction's, blind to what another session or
+ * connection (dblink, an autonomous logger) committed since it began.
+ */
+static bool
+ChangedUnseen(BackfillWatch *w, List *written, List *leaves, const BackfillFingerprint *seen)
+{
+	BackfillFingerprint in;
+	BackfillFingerprint out;
+
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	PushActiveSnapshot(GetLatestSnapshot());
+	if (w->eagerwhere)
+		SplitRead(w, leaves, w->eager, w->eagerwhere, w->scope, &in, &out);
+	ReadWritten(w, written, leaves, &in, &out);
+	PopActiveSnapshot();
+	AddSums(&in, &out);
+	return in.rows != seen->rows || in.sum1 != seen->sum1 || in.sum2 != seen->sum2;
+}
+
 /*
  * At each point, the target's rows where the scope holds (inside) and those
  * where it does not in the scope's partitions and in the relations the runs
- * wrote (outside), unsealed.  False, with nothing computed, if the watch
- * cannot tell.
+ * wrote or that are not proven untouched by anyone (outside), unsealed.
+ * False, with nothing computed, if the watch cannot tell.  Under a
+ * transaction snapshot, w->others says whether rows changed that the
+ * transaction could not see.
  */
 bool
 BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFingerprint *outside)
@@ -401,19 +494,20 @@ BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFinger
 	List	   *written = NIL;
 	List	   *leaves;
 	BackfillFingerprint rest;
+	BackfillFingerprint seen;
 	StringInfoData others;
 
 	if (w->moved || w->npoints != WATCH_POINTS || !StayedPut(w))
 		return false;
 	initStringInfo(&others);
 	for (int i = 0; i < w->nrels; i++)
-		if (SortedIndex(w->eager, w->rels[i]) < 0 && Written(w, i))
+		if (SortedIndex(w->eager, w->rels[i]) < 0 && (Written(w, i) || !Untouched(w, i)))
 		{
 			written = lappend_oid(written, w->rels[i]);
 			appendStringInfo(&others, "%s%u", others.len ? "," : "", w->rels[i]);
 		}
 
-	/* the scope's rows outside the scope's partitions and the relations written: the same at every point */
+	/* the scope's rows outside the scope's partitions and the relations read: the same at every point */
 	memset(&rest, 0, sizeof(rest));
 	if (w->eager == NIL && list_length(written) < w->nrels)
 	{
@@ -424,28 +518,31 @@ BackfillWatchScope(BackfillWatch *w, BackfillFingerprint *inside, BackfillFinger
 		PopActiveSnapshot();
 	}
 	leaves = StoredRelations(w->target);
+	memset(&seen, 0, sizeof(seen));
 	for (int k = 0; k < WATCH_POINTS; k++)
 	{
-		ListCell   *lc;
+		BackfillFingerprint in;
+		BackfillFingerprint out;
 
+		memset(&in, 0, sizeof(in));
+		memset(&out, 0, sizeof(out));
+		PushActiveSnapshot(w->snaps[k]);
+		ReadWritten(w, written, leaves, &in, &out);
+		PopActiveSnapshot();
 		inside[k] = rest;
 		outside[k] = w->eout[k];
-		inside[k].rows += w->ein[k].rows;
-		inside[k].sum1 += w->ein[k].sum1;
-		inside[k].sum2 += w->ein[k].sum2;
-		PushActiveSnapshot(w->snaps[k]);
-		foreach(lc, written)
+		AddSums(&inside[k], &w->ein[k]);
+		AddSums(&inside[k], &in);
+		AddSums(&outside[k], &out);
+		if (k == WATCH_POINTS - 1)
 		{
-			Oid			part = lfirst_oid(lc);
-			char	   *bound = part == w->target ? NULL : PartitionBound(part);
-
-			SplitRead(w, leaves, list_make1_oid(part), part == w->target ? NULL
-					  : psprintf("%s%stableoid OPERATOR(pg_catalog.=) %u::pg_catalog.oid",
-								 bound ? bound : "", bound ? " AND " : "", part),
-					  w->scope, &inside[k], &outside[k]);
+			AddSums(&seen, &w->ein[k]);
+			AddSums(&seen, &w->eout[k]);
+			AddSums(&seen, &in);
+			AddSums(&seen, &out);
 		}
-		PopActiveSnapshot();
 	}
+	w->others = IsolationUsesXactSnapshot() && ChangedUnseen(w, written, leaves, &seen);
 	return true;
 }
 
@@ -488,12 +585,24 @@ BackfillWrittenElsewhere(BackfillWatch *w, Oid target)
 
 		CHECK_FOR_INTERRUPTS();
 
-		/* rows the runs wrote in it: all it has if it was not held before */
-		if (SortedIndex(family, relid) >= 0 || OwnWrites(relid) == (was >= 0 ? w->heldwrites[was] : 0))
+		if (SortedIndex(family, relid) >= 0)
 			continue;
 		rel = RelationIdGetRelation(relid);
 		if (!RelationIsValid(rel))
 			continue;
+
+		/*
+		 * Rows the runs wrote in it (all it has if it was not held before),
+		 * or new storage they gave it (a TRUNCATE, which resets the counters
+		 * of the subtransaction it runs in, or a rewrite).
+		 */
+		if (OwnWrites(relid) == (was >= 0 ? w->heldwrites[was] : 0) &&
+			(BackfillRelNewStorageSubid(rel) == InvalidSubTransactionId ||
+			 BackfillRelNewStorageSubid(rel) < w->subid))
+		{
+			RelationClose(rel);
+			continue;
+		}
 		kind = rel->rd_rel->relkind;
 		/* not one the runs created (a staging table, an archive, a scratch table) */
 		existed = rel->rd_createSubid == InvalidSubTransactionId || rel->rd_createSubid < w->subid;

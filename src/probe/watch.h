@@ -10,6 +10,7 @@
 
 #include "postgres.h"
 
+#include "base/untouched.h"
 #include "hash/rowhash.h"
 #include "c.h"
 #include "nodes/pg_list.h"
@@ -26,9 +27,12 @@ typedef struct BackfillWatch
 	List	   *leaves[WATCH_POINTS];	/* those relations at each point, by OID */
 	Oid		   *files[WATCH_POINTS];	/* the relfilenodes of rels at each point */
 	int64	   *writes[WATCH_POINTS];	/* rows this transaction wrote in rels by then */
+	BackfillUntouched *untouched[WATCH_POINTS]; /* what rels' storage said of them then */
 	Snapshot	snaps[WATCH_POINTS];	/* what the transaction saw at each point */
 	int			npoints;
-	bool		moved;			/* the target was renamed: no use */
+	bool		moved;			/* the target was renamed, or lost a relation: no use */
+	bool		others;			/* rows changed that this transaction's snapshot
+								 * cannot see: another session or connection */
 	List	   *eager;			/* the scope's partitions, by OID, or NIL */
 	List	   *bounds;			/* their bounds (char *) */
 	char	   *eagerwhere;		/* their rows: any of their bounds */
