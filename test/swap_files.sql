@@ -15,7 +15,7 @@
 -- that default for them), and a partition with a dropped column.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(28);
+SELECT plan(35);
 
 CREATE FUNCTION pg_temp.fp(rel regclass) RETURNS text
 LANGUAGE sql AS $$ SELECT (backfill_fingerprint(rel)).hash $$;
@@ -130,6 +130,45 @@ CREATE TEMP TABLE before_drop AS SELECT 'sf_0302'::regclass::oid AS part;
 SELECT backfill_replace_partition('sf_0302', 'SELECT id, day, revenue + 1 AS revenue FROM sf WHERE day >= $1 AND day < $2');
 SELECT isnt('sf_0302'::regclass::oid, (SELECT part FROM before_drop),
 	'a partition with a dropped column is replaced by another table');
+
+-- the session's own cursor on the partition, on one of its indexes, or one the source leaves
+-- open: the swap is refused (as CLUSTER and TRUNCATE refuse), and the cursor reads on the old
+-- rows, all of them
+CREATE TABLE sc (id int, day date, v int, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
+CREATE TABLE sc_0301 PARTITION OF sc FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+INSERT INTO sc SELECT g, '2026-03-01', g FROM generate_series(1, 1000) g;
+CREATE TEMP TABLE sc_before AS SELECT pg_temp.fp('sc_0301') AS fp;
+DECLARE sc_heap CURSOR FOR SELECT v FROM sc_0301;
+MOVE 10 IN sc_heap;
+SELECT throws_ok($$SELECT backfill_replace_partition('sc_0301', 'SELECT id, day, v + 1000 AS v FROM sc WHERE day >= $1 AND day < $2')$$,
+	'55006', 'cannot replace partition public.sc_0301: this session is still reading it',
+	'a cursor on the partition: the replacement is refused');
+MOVE FORWARD ALL IN sc_heap;
+SELECT is(pg_temp.fp('sc_0301'), (SELECT fp FROM sc_before), 'a cursor on the partition: the rows are the old ones');
+CLOSE sc_heap;
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+DECLARE sc_index CURSOR FOR SELECT id FROM sc_0301 WHERE id > 5 ORDER BY id;
+MOVE 2 IN sc_index;
+SELECT throws_ok($$SELECT backfill_replace_partition('sc_0301', 'SELECT id, day, v + 1000 AS v FROM sc WHERE day >= $1 AND day < $2')$$,
+	'55006', NULL, 'a cursor on an index of the partition: the replacement is refused');
+CLOSE sc_index;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+CREATE FUNCTION pg_temp.leave_cursor() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor := 'sc_left_open';
+BEGIN
+	OPEN c FOR SELECT * FROM sc_0301;
+	RETURN 0;
+END $$;
+SELECT throws_ok($$SELECT backfill_replace_partition('sc_0301',
+	'SELECT s.* FROM (SELECT pg_temp.leave_cursor() AS n OFFSET 0) x, LATERAL (SELECT id, day, v + 1000 AS v FROM sc WHERE day >= $1 AND day < $2) s')$$,
+	'55006', NULL, 'a cursor the source leaves open: the swap is refused');
+SELECT is(pg_temp.fp('sc_0301'), (SELECT fp FROM sc_before), 'after the refusals the partition is as it was');
+SELECT is((SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'), 0::bigint, 'and no staging table is left');
+SELECT lives_ok($$SELECT backfill_replace_partition('sc_0301', 'SELECT id, day, v + 1000 AS v FROM sc WHERE day >= $1 AND day < $2')$$,
+	'no cursor open: the replacement goes on');
 
 SELECT * FROM finish();
 ROLLBACK;

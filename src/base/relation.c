@@ -14,15 +14,18 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/syscache.h"
 #include "utils/typcache.h"
@@ -379,4 +382,46 @@ BackfillStoredValue(const char *expr, Oid srctype, int32 srctypmod, Oid type, in
 		default:
 			return psprintf("CAST(%s AS %s)", expr, format_type_with_typemod(type, typmod));
 	}
+}
+
+/* Whether this session has rel open beyond the one reference the caller holds. */
+static bool
+OpenElsewhere(Relation rel)
+{
+	return rel->rd_refcnt != (rel->rd_isnailed ? 2 : 1) || AfterTriggerPendingOnRel(RelationGetRelid(rel));
+}
+
+/*
+ * Refuse to give relid's rows new storage (what) while this session still
+ * reads it: a cursor or a portal of the same transaction opened on it, or on
+ * one of its indexes, would read old rows then new ones, or fail on a block
+ * the new files lack; trigger events pending on it would fire on rows that
+ * are gone.  What CLUSTER and TRUNCATE refuse (CheckTableNotInUse), with the
+ * name of the argument.  The caller holds a lock on relid.
+ */
+void
+BackfillRefuseInUse(Oid relid, const char *what)
+{
+	Relation	rel = relation_open(relid, NoLock);
+	List	   *indexes = RelationGetIndexList(rel);
+	bool		busy = OpenElsewhere(rel);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Relation	idx;
+
+		if (busy)
+			break;
+		idx = relation_open(lfirst_oid(lc), NoLock);
+		busy = OpenElsewhere(idx);
+		relation_close(idx, NoLock);
+	}
+	relation_close(rel, NoLock);
+	if (busy)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot %s %s: this session is still reading it", what, BackfillQualifiedName(relid)),
+				 errdetail("A cursor or a portal of this transaction is open on it or on one of its indexes, or trigger events on it are pending."),
+				 errhint("Close the cursor first, or do this in another transaction.")));
 }

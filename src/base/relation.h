@@ -34,6 +34,7 @@ extern bool BackfillSameColumns(TupleDesc a, TupleDesc b);
 extern List *BackfillRelColumns(Oid relid, List *names, const char *argname);
 extern Oid	BackfillRelOwner(Oid relid);
 extern Oid	BackfillRelFileNode(Oid relid);
+extern void BackfillRefuseInUse(Oid relid, const char *what);
 extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
 extern bool BackfillMaySeeRows(Oid relid);

@@ -286,6 +286,7 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 	/* describe it again, under the lock */
 	BackfillResolvePart(part, argname, bp);
 	BackfillCheckPartRights(bp);
+	BackfillRefuseInUse(part, "replace partition");
 	if (bp->parent != parent)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -416,6 +416,8 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	INSTR_TIME_SET_CURRENT(start);
 
 	RecheckPartUnderLock(bp, !files);
+	/* (a cursor the source left open, say) */
+	BackfillRefuseInUse(bp->part, "replace partition");
 	/* (what locks only an index, as ALTER INDEX does, was not kept out by the fill's lock) */
 	if (files && !BackfillCanSwapFiles(bp->part, staging, keep_old, &indexpairs))
 		ereport(ERROR,
