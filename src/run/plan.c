@@ -120,7 +120,7 @@ Dependents(Oid relid)
 
 /* The fingerprint of a relation (or of its rows in scope) as a jsonb object text. */
 static char *
-UntouchedEntry(Oid relid, const char *partition, const char *scope)
+UntouchedEntry(Oid relid, const char *partition, const char *scope, int64 lastlog)
 {
 	BackfillFingerprint fp;
 	StringInfoData buf;
@@ -143,7 +143,7 @@ UntouchedEntry(Oid relid, const char *partition, const char *scope)
 		appendStringInfoString(&buf, "null");
 	appendStringInfo(&buf, ", \"rows\": " UINT64_FORMAT ", \"fingerprint\": ", fp.rows);
 	escape_json(&buf, BackfillFingerprintText(&fp));
-	appendStringInfoChar(&buf, '}');
+	appendStringInfo(&buf, ", \"last_log\": " INT64_FORMAT "}", lastlog);
 	return buf.data;
 }
 
@@ -297,15 +297,17 @@ CheckTasksTile(Oid relid, List *tasks, Datum lo, Datum hi, const char *lotext, c
  * it (BackfillUntouchedWrites).
  */
 static char *
-UntouchedCounters(Oid relid, const char *partition, int64 lastlog)
+UntouchedCounters(Oid relid, const char *partition, int64 lastlog, const char *epoch)
 {
 	StringInfoData buf;
 
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "{\"partition\": ");
 	escape_json(&buf, partition);
-	appendStringInfo(&buf, ", \"scope\": null, \"writes\": " INT64_FORMAT ", \"file\": %u, \"last_log\": " INT64_FORMAT "}",
-					 BackfillUntouchedWrites(relid), BackfillRelFileNode(relid), lastlog);
+	appendStringInfo(&buf, ", \"scope\": null, \"writes\": " INT64_FORMAT ", \"file\": %u, \"last_log\": " INT64_FORMAT
+					 ", \"stats_epoch\": ", BackfillUntouchedWrites(relid), BackfillRelFileNode(relid), lastlog);
+	escape_json(&buf, epoch);
+	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
 
@@ -454,10 +456,12 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 static void
 UntouchedPartitions(List *watched, int mode, StringInfo untouched)
 {
-	int64		lastlog = mode == 1 ? BackfillLastLogId(BackfillInstalledSchema()) : 0;
+	int64		lastlog = BackfillLastLogId(BackfillInstalledSchema());
+	char	   *epoch;
 	ListCell   *lc;
 
 	BackfillUntouchedSnapshot();
+	epoch = BackfillStatsEpoch();
 	foreach(lc, watched)
 	{
 		Oid			child = lfirst_oid(lc);
@@ -465,8 +469,8 @@ UntouchedPartitions(List *watched, int mode, StringInfo untouched)
 		CHECK_FOR_INTERRUPTS();
 		appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
 		appendStringInfoString(untouched, mode == 2
-							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL)
-							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog));
+							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL, lastlog)
+							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog, epoch));
 	}
 }
 
@@ -745,7 +749,8 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 								   UntouchedEntry(pr->relid, NULL,
 												  psprintf("NOT COALESCE(%s, false)",
 														   BackfillWindowScope(pr->keyname, pr->typname,
-																			   pr->lotext, pr->hitext, NULL))));
+																			   pr->lotext, pr->hitext, NULL)),
+												  BackfillLastLogId(BackfillInstalledSchema())));
 	}
 	appendStringInfoChar(untouched, ']');
 	AtEOXact_GUC(true, nest);

@@ -1205,8 +1205,12 @@ typedef struct UntouchedState
 } UntouchedState;
 
 /*
- * The latest record backfill wrote of partition after record after (0: any)
- * whose fingerprint_after is now's, or 0.
+ * The latest record backfill wrote of partition (a replacement's, or a
+ * merge's of the partition itself) after record after whose
+ * fingerprint_after is now's, or 0.  after is the last record at plan time:
+ * a record made before the plan (a day replaced and undone last month)
+ * cannot explain a change made during the run, even one that gives the
+ * partition that record's rows again.
  */
 static int64
 LoggedWrite(BackfillRun *run, const char *partition, const char *now, int64 after)
@@ -1215,11 +1219,21 @@ LoggedWrite(BackfillRun *run, const char *partition, const char *now, int64 afte
 	Datum		values[3] = {CStringGetTextDatum(partition), CStringGetTextDatum(now), Int64GetDatum(after)};
 
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("SELECT id FROM %s WHERE partition = $1 AND fingerprint_after = $2 AND id > $3"
-									  " AND origin = 'backfill' ORDER BY id DESC LIMIT 1",
+							 psprintf("SELECT id FROM %s WHERE (partition = $1 OR (partition IS NULL AND target = $1))"
+									  " AND fingerprint_after = $2 AND id > $3 AND origin = 'backfill' ORDER BY id DESC LIMIT 1",
 									  BackfillExtName(run->extschema, "backfill_log_data")),
 							 3, types, values, NULL, 1);
 	return SPI_processed == 1 ? pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) : 0;
+}
+
+/*
+ * The last record of backfill_log when the entry row of untouched was
+ * planned; an entry planned without it is explained by no record.
+ */
+static int64
+PlanLastLog(char **row)
+{
+	return row[5] ? pg_strtoint64(row[5]) : PG_INT64_MAX;
 }
 
 /* relid, a partition of the run's target, fingerprinted through the target. */
@@ -1240,7 +1254,7 @@ PartitionFingerprint(BackfillRun *run, Oid relid)
  * statistics reset meanwhile, not to be told.
  */
 static void
-CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, UntouchedState *st)
+CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, const char *epoch, UntouchedState *st)
 {
 	int64		planned = pg_strtoint64(row[3]);
 	int64		writes = BackfillUntouchedWrites(relid);
@@ -1248,6 +1262,12 @@ CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, UntouchedState *
 	st->same = 0;
 	if (BackfillRelFileNode(relid) != (Oid) strtoul(row[4], NULL, 10))
 		st->why = "was truncated or rewritten";
+	else if (row[6] && strcmp(row[6], epoch) != 0)
+	{
+		/* reset, then written as often: the counters would read the same */
+		st->same = -1;
+		st->why = "could not be checked (the statistics were reset, or lost in a crash, since the plan)";
+	}
 	else if (writes == planned)
 		st->same = 1;
 	else if (writes < planned)
@@ -1260,7 +1280,7 @@ CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, UntouchedState *
 	if (st->same == 0)
 	{
 		st->now = PartitionFingerprint(run, relid);
-		st->logid = LoggedWrite(run, row[0], st->now, row[5] ? pg_strtoint64(row[5]) : 0);
+		st->logid = LoggedWrite(run, row[0], st->now, PlanLastLog(row));
 	}
 }
 
@@ -1284,7 +1304,7 @@ CheckUntouchedFingerprint(BackfillRun *run, Oid relid, char **row, UntouchedStat
 	st->same = strcmp(st->now, row[2]) == 0;
 	st->why = "changed";
 	if (!st->same && row[0])
-		st->logid = LoggedWrite(run, row[0], st->now, 0);
+		st->logid = LoggedWrite(run, row[0], st->now, PlanLastLog(row));
 }
 
 /* Append the entry of untouched_after for one entry of untouched. */
@@ -1318,15 +1338,18 @@ AppendUntouched(StringInfo out, bool first, const char *partition, UntouchedStat
 static char *
 CheckUntouched(BackfillRun *run, int *changed)
 {
-	static const char *const fields[6] = {"partition", "scope", "fingerprint", "writes", "file", "last_log"};
+	static const char *const fields[7] = {"partition", "scope", "fingerprint", "writes", "file", "last_log",
+	"stats_epoch"};
 	uint64		n;
-	char	 ***rows = BackfillJsonbRows(run->untouched, 6, fields, &n);
+	char	 ***rows = BackfillJsonbRows(run->untouched, 7, fields, &n);
 	StringInfoData out;
+	char	   *epoch;
 
 	*changed = 0;
 	initStringInfo(&out);
 	appendStringInfoChar(&out, '[');
 	BackfillUntouchedSnapshot();
+	epoch = BackfillStatsEpoch();
 	for (uint64 i = 0; i < n; i++)
 	{
 		Oid			relid = rows[i][0]
@@ -1336,7 +1359,7 @@ CheckUntouched(BackfillRun *run, int *changed)
 
 		CHECK_FOR_INTERRUPTS();
 		if (OidIsValid(relid) && rows[i][3] && rows[i][4])
-			CheckUntouchedCounters(run, relid, rows[i], &st);
+			CheckUntouchedCounters(run, relid, rows[i], epoch, &st);
 		else if (OidIsValid(relid) && rows[i][2])
 			CheckUntouchedFingerprint(run, relid, rows[i], &st);
 		if (st.same <= 0 && st.logid == 0)

@@ -559,6 +559,24 @@ BackfillUntouchedSnapshot(void)
 }
 
 /*
+ * When the cumulative statistics this database's tables are counted in last
+ * started from zero, as text to compare: any reset of a table's counters
+ * (pg_stat_reset_single_table_counters) or of the database's moves the
+ * database's reset time, and a crash, which loses them all, moves the reset
+ * time of the shared statistics.  Counters compared across a change of it
+ * prove nothing, even when they read the same.
+ */
+char *
+BackfillStatsEpoch(void)
+{
+	PgStat_StatDBEntry *db = pgstat_fetch_stat_dbentry(MyDatabaseId);
+	PgStat_BgWriterStats *shared = pgstat_fetch_stat_bgwriter();
+
+	return psprintf("%s/%s", db && db->stat_reset_timestamp ? timestamptz_to_str(db->stat_reset_timestamp) : "-",
+					shared && shared->stat_reset_timestamp ? timestamptz_to_str(shared->stat_reset_timestamp) : "-");
+}
+
+/*
  * The rows inserted, updated and deleted in relid since its statistics were
  * last reset, as the cumulative statistics say: what other sessions wrote
  * once they reported it (a session reports when it goes idle, within about

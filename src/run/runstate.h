@@ -95,5 +95,6 @@ extern void BackfillRunUnschedule(BackfillRun *run);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
 extern void BackfillUntouchedSnapshot(void);
 extern int64 BackfillUntouchedWrites(Oid relid);
+extern char *BackfillStatsEpoch(void);
 
 #endif							/* BACKFILL_RUNSTATE_H */
