@@ -138,7 +138,6 @@ typedef struct PlannedTasks
 
 /* The error for task (partition, [from, to)) of run, which its plan did not make, and why. */
 static void
-pg_attribute_noreturn()
 UnplannedTask(BackfillRun *run, int32 task, const char *partition, const char *from,
 			  const char *to, const char *why)
 {
