@@ -14,6 +14,9 @@
 -- The tables are committed and vacuumed first (another connection must see them, and the
 -- visibility map needs a VACUUM); each block is its own transaction, at its own level.
 SET client_min_messages = warning;
+-- (a VACUUM marks a page all-visible only once the commits of its rows are flushed: with
+-- synchronous_commit off, not right after them)
+SET synchronous_commit = on;
 CREATE EXTENSION IF NOT EXISTS dblink;
 DROP TABLE IF EXISTS po, po_03_gone, po_other;
 CREATE TABLE po (id int, day date, v int) PARTITION BY RANGE (day);
