@@ -12,7 +12,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pageinspect;
-SELECT plan(14);
+SELECT plan(17);
 
 -- frozen_ctids(rel): the line pointers of rel whose tuple has its xmin marked frozen
 CREATE FUNCTION pg_temp.frozen_ctids(rel regclass) RETURNS SETOF tid LANGUAGE sql AS $$
@@ -75,6 +75,21 @@ SELECT throws_ok($$SELECT backfill_freeze_new_rows('fz_parent')$$, '42809',
 SELECT throws_ok($$SELECT backfill_freeze_new_rows(4000000000::oid::regclass)$$, '42P01',
 				 'rel: relation with OID 4000000000 does not exist', 'an OID that is no relation is refused');
 SELECT is(backfill_freeze_new_rows(NULL), NULL, 'NULL gives NULL');
+
+-- a cursor opened on the table still empty would see the rows appear: refused, as COPY FREEZE
+-- refuses, and the cursor still finds no row
+SAVEPOINT cursor;
+CREATE TABLE fz_cursor (id integer);
+DECLARE fz_early CURSOR FOR SELECT * FROM fz_cursor;
+INSERT INTO fz_cursor SELECT generate_series(1, 10);
+SELECT throws_ok($$SELECT backfill_freeze_new_rows('fz_cursor')$$, '25000',
+				 'cannot freeze the rows of table fz_cursor because of prior transaction activity',
+				 'a cursor of the transaction is open: refused');
+SELECT is((SELECT count(*) FROM pg_temp.frozen_ctids('fz_cursor')), 0::bigint, 'and no row was frozen');
+MOVE FORWARD ALL IN fz_early;
+CLOSE fz_early;
+SELECT is(backfill_freeze_new_rows('fz_cursor'), 10::bigint, 'the cursor closed: its rows are frozen');
+ROLLBACK TO SAVEPOINT cursor;
 
 SELECT * FROM finish();
 ROLLBACK;

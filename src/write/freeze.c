@@ -18,7 +18,9 @@
  * condition COPY FREEZE sets): if it aborts, the table goes with its rows,
  * so no frozen row can outlive the transaction that wrote it.  Only rows
  * inserted by this transaction (or subtransactions of it that committed) and
- * not deleted since are frozen.  The caller must own the table; its lock is
+ * not deleted since are frozen, and none while a cursor of the transaction
+ * is open, which could have been opened on the table still empty.  The
+ * caller must own the table; its lock is
  * never waited for (one created here is held already).  Each changed page is
  * WAL-logged whole, so a standby or a recovery gets the frozen page.
  *
@@ -40,6 +42,7 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -141,6 +144,21 @@ backfill_freeze_new_rows(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("rel must be a heap table: %s is not", RelationGetRelationName(rel))));
+	/*
+	 * A cursor of this transaction opened before the rows were inserted (on
+	 * the table still empty) must not see them appear: as COPY FREEZE, refuse
+	 * while a portal is open.  (COPY FREEZE also refuses any second
+	 * registered snapshot; a call from inside another statement, as Citus's
+	 * local execution makes it, always has one, and reads nothing older.)
+	 */
+	if (!ThereAreNoReadyPortals())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("cannot freeze the rows of table %s because of prior transaction activity",
+						RelationGetRelationName(rel)),
+				 errdetail("A cursor of this transaction is open, and one opened before the rows were inserted would see them once frozen."),
+				 errhint("Close the transaction's cursors first, as COPY FREEZE requires.")));
+
 	if (rel->rd_createSubid != GetCurrentSubTransactionId())
 		NotCreatedHere(RelationGetRelationName(rel));
 
