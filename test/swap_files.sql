@@ -15,7 +15,7 @@
 -- that default for them), and a partition with a dropped column.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(35);
+SELECT plan(43);
 
 CREATE FUNCTION pg_temp.fp(rel regclass) RETURNS text
 LANGUAGE sql AS $$ SELECT (backfill_fingerprint(rel)).hash $$;
@@ -169,6 +169,38 @@ SELECT is(pg_temp.fp('sc_0301'), (SELECT fp FROM sc_before), 'after the refusals
 SELECT is((SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_stage%'), 0::bigint, 'and no staging table is left');
 SELECT lives_ok($$SELECT backfill_replace_partition('sc_0301', 'SELECT id, day, v + 1000 AS v FROM sc WHERE day >= $1 AND day < $2')$$,
 	'no cursor open: the replacement goes on');
+
+-- indexes matched by what they are, not by cutting their definition's text: a name with
+-- " USING " in it, an expression index with a predicate; by files, and by DETACH and ATTACH
+-- (a dropped column: the same columns at other attribute numbers)
+CREATE TABLE su (id int, gone int, day date, v int) PARTITION BY RANGE (day);
+CREATE TABLE su_0301 PARTITION OF su FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+CREATE INDEX "su by v USING btree (id)" ON su_0301 (v);
+CREATE INDEX su_expr ON su_0301 ((v * 2)) WHERE v > 10;
+INSERT INTO su SELECT g, g, '2026-03-01', g FROM generate_series(1, 100) g;
+CREATE TEMP TABLE su_before AS SELECT 'su_0301'::regclass::oid AS part;
+SELECT lives_ok($$SELECT backfill_replace_partition('su_0301', 'SELECT id, gone, day, v + 1 AS v FROM su WHERE day >= $1 AND day < $2')$$,
+	'an index named with " USING " in it: the partition is replaced');
+SELECT is(ARRAY(SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'su_0301'::regclass ORDER BY indexrelid::regclass::text COLLATE "C"),
+	ARRAY['"su by v USING btree (id)"', 'su_expr'], 'by files: each index keeps its name');
+ALTER TABLE su DROP COLUMN gone;
+SELECT lives_ok($$SELECT backfill_replace_partition('su_0301', 'SELECT id, day, v + 1 AS v FROM su WHERE day >= $1 AND day < $2')$$,
+	'and with a dropped column, by DETACH and ATTACH');
+SELECT isnt('su_0301'::regclass::oid, (SELECT part FROM su_before), 'a new table');
+SELECT is(ARRAY(SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = 'su_0301'::regclass ORDER BY indexrelid::regclass::text COLLATE "C"),
+	ARRAY['"su by v USING btree (id)"', 'su_expr'], 'its indexes are renamed to the old names, each matched by its shape');
+SELECT is((SELECT sum(v) FROM su WHERE v * 2 > 300 AND v > 10), (SELECT sum(g + 2) FROM generate_series(1, 100) g WHERE (g + 2) * 2 > 300),
+	'the new rows, read through the expression index');
+
+-- a session's default_table_access_method does not reach the copy: a heap, as the partition is
+CREATE ACCESS METHOD regress_heap_alias TYPE TABLE HANDLER heap_tableam_handler;
+CREATE TEMP TABLE sam_before AS SELECT 'su_0301'::regclass::oid AS part;
+SET LOCAL default_table_access_method = regress_heap_alias;
+SELECT backfill_replace_partition('su_0301', 'SELECT id, day, v FROM su WHERE day >= $1 AND day < $2');
+RESET default_table_access_method;
+SELECT is((SELECT amname::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = 'su_0301'::regclass),
+	'heap', 'a session default access method: the partition is still a heap');
+SELECT is('su_0301'::regclass::oid, (SELECT part FROM sam_before), 'and its files were swapped, the copy being a heap too');
 
 SELECT * FROM finish();
 ROLLBACK;

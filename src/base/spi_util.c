@@ -533,6 +533,10 @@ BackfillPinSearchPath(void)
 	(void) set_config_option("default_tablespace", "",
 							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
 							 true, 0, false);
+	/* and are stored as we say: a table with no USING is a heap, whatever the session's default */
+	(void) set_config_option("default_table_access_method", "heap",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
 	return nest;
 }
 

@@ -60,9 +60,11 @@
 #include "catalog/indexing.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
 #include "catalog/pg_statistic.h"
 #include "catalog/pg_statistic_ext_data.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "commands/tablecmds.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -80,16 +82,105 @@
 #include "base/spi_util.h"
 #include "write/swapfiles.h"
 
-/* The index definition after "ON table", with U in front if it is unique. */
+/* The name of operator class opclass, or its OID as text. */
+static char *
+OpclassName(Oid opclass)
+{
+	HeapTuple	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+	char	   *name;
+
+	if (!HeapTupleIsValid(tup))
+		return psprintf("%u", opclass);
+	name = pstrdup(NameStr(((Form_pg_opclass) GETSTRUCT(tup))->opcname));
+	ReleaseSysCache(tup);
+	return name;
+}
+
+/*
+ * The node tree in attribute attno of a pg_index row (indexprs: a list of
+ * expressions; indpred: one expression), or NULL; *context set for
+ * deparsing it on the table's columns.
+ */
+static Node *
+IndexNodes(HeapTuple it, int attno, Oid indrelid, List **context)
+{
+	bool		isnull;
+	Datum		d = SysCacheGetAttr(INDEXRELID, it, attno, &isnull);
+
+	if (isnull)
+		return NULL;
+	if (*context == NIL)
+		*context = deparse_context_for(get_rel_name(indrelid), indrelid);
+	return (Node *) stringToNode(TextDatumGetCString(d));
+}
+
+/*
+ * An index's definition, told from its catalog rows, by column name: unique,
+ * nulls not distinct, access method, each key column (or expression) with its
+ * operator class, collation and options, the included columns, the
+ * predicate, the storage parameters and the tablespace.  Two indexes of two
+ * tables with the same column names have the same shape exactly when one
+ * could stand for the other; nothing in it comes from a name the user chose
+ * for the index.
+ */
 char *
 BackfillIndexShape(Oid indexoid)
 {
-	char	   *def = pg_get_indexdef_string(indexoid);
-	char	   *using = strstr(def, " USING ");
+	HeapTuple	it = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	HeapTuple	ct = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
+	Form_pg_index ix;
+	Form_pg_class cl;
+	oidvector  *opclasses;
+	oidvector  *collations;
+	int2vector *options;
+	List	   *context = NIL;
+	List	   *exprs;
+	Node	   *pred;
+	ListCell   *next;
+	StringInfoData s;
+	bool		isnull;
+	Datum		d;
 
-	if (using == NULL)
-		elog(ERROR, "unexpected index definition: %s", def);
-	return psprintf("%s%s", strncmp(def, "CREATE UNIQUE", 13) == 0 ? "U" : "", using);
+	if (!HeapTupleIsValid(it) || !HeapTupleIsValid(ct))
+		elog(ERROR, "cache lookup failed for index %u", indexoid);
+	ix = (Form_pg_index) GETSTRUCT(it);
+	cl = (Form_pg_class) GETSTRUCT(ct);
+	opclasses = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, it, Anum_pg_index_indclass, &isnull));
+	collations = (oidvector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, it, Anum_pg_index_indcollation, &isnull));
+	options = (int2vector *) DatumGetPointer(SysCacheGetAttr(INDEXRELID, it, Anum_pg_index_indoption, &isnull));
+	exprs = (List *) IndexNodes(it, Anum_pg_index_indexprs, ix->indrelid, &context);
+	next = list_head(exprs);
+	initStringInfo(&s);
+	appendStringInfo(&s, "%s%sUSING %s (", ix->indisunique ? "UNIQUE " : "",
+					 ix->indnullsnotdistinct ? "NULLS NOT DISTINCT " : "", get_am_name(cl->relam));
+	for (int i = 0; i < ix->indnatts; i++)
+	{
+		AttrNumber	attnum = ix->indkey.values[i];
+
+		appendStringInfoString(&s, i == 0 ? "" : i == ix->indnkeyatts ? ") INCLUDE (" : ", ");
+		if (attnum != 0)
+			appendStringInfoString(&s, quote_identifier(get_attname(ix->indrelid, attnum, false)));
+		else
+		{
+			Assert(next != NULL);
+			appendStringInfo(&s, "(%s)", deparse_expression(lfirst(next), context, false, false));
+			next = lnext(exprs, next);
+		}
+		if (i < ix->indnkeyatts)
+			appendStringInfo(&s, " %s COLLATE %u OPTIONS %d", OpclassName(opclasses->values[i]),
+							 collations->values[i], options->values[i]);
+	}
+	appendStringInfoChar(&s, ')');
+	pred = IndexNodes(it, Anum_pg_index_indpred, ix->indrelid, &context);
+	if (pred != NULL)
+		appendStringInfo(&s, " WHERE %s", deparse_expression(pred, context, false, false));
+	d = SysCacheGetAttr(RELOID, ct, Anum_pg_class_reloptions, &isnull);
+	if (!isnull)
+		appendStringInfo(&s, " WITH %s", OidOutputFunctionCall(F_ARRAY_OUT, d));
+	appendStringInfo(&s, " TABLESPACE %u", cl->reltablespace);
+	ReleaseSysCache(it);
+	ReleaseSysCache(ct);
+	return s.data;
 }
 
 /*
