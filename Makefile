@@ -62,7 +62,7 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)
-REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards run_auto run_in_place run_security run_untouched_log
+REGRESS = fingerprint diff assert_unique reconcile log replace merge probe run run_guards run_auto run_in_place run_security run_untouched_log replace_prepared
 REGRESS_OPTS = --inputdir=. --outputdir=$(REGRESS_OUTDIR)
 REGRESS_OUTDIR ?= .
 

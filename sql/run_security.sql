@@ -89,3 +89,41 @@ SELECT path, count(*) > 0 AS check_ran, count(*) FILTER (WHERE who <> 'regress_t
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_temp_only';
 DROP OWNED BY regress_temp_only;
 DROP ROLE regress_temp_only;
+
+-- A run's throttle_query and critical_query run as the role calling the run, never as the
+-- target's owner: a member of the owner's role (granted it without SET on 16 and later, so it
+-- may not become the owner) plans and runs, and a critical_query that pauses the run unless it
+-- runs as that member lets the run finish.
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_thr_member;
+DROP ROLE IF EXISTS regress_thr_owner;
+RESET client_min_messages;
+CREATE ROLE regress_thr_owner;
+CREATE ROLE regress_thr_member LOGIN;
+DO $$
+BEGIN
+	IF current_setting('server_version_num')::int >= 160000 THEN
+		EXECUTE 'GRANT regress_thr_owner TO regress_thr_member WITH INHERIT TRUE, SET FALSE';
+	ELSE
+		EXECUTE 'GRANT regress_thr_owner TO regress_thr_member';
+	END IF;
+END $$;
+GRANT CREATE ON SCHEMA public TO regress_thr_owner;
+CREATE TABLE thr (id int NOT NULL, day date NOT NULL, v int) PARTITION BY RANGE (day);
+CREATE TABLE thr_0301 PARTITION OF thr FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+INSERT INTO thr SELECT g, '2026-03-01', g FROM generate_series(1, 10) g;
+ALTER TABLE thr OWNER TO regress_thr_owner;
+ALTER TABLE thr_0301 OWNER TO regress_thr_owner;
+SET ROLE regress_thr_member;
+SELECT backfill_plan('thr', '2026-03-01', '2026-03-02', $$SELECT id, day, v + 1 AS v FROM thr WHERE day >= $1 AND day < $2$$,
+	options => jsonb_build_object('critical_query', 'SELECT current_user <> ''regress_thr_member''')) AS thr_run \gset
+SET client_min_messages = error;
+CALL backfill_run(:thr_run);
+RESET client_min_messages;
+RESET ROLE;
+SELECT status, throttle_reason IS NULL AS never_paused FROM backfill_runs WHERE id = :thr_run;
+SELECT sum(v) AS thr_sum FROM thr;
+DROP TABLE thr;
+REVOKE CREATE ON SCHEMA public FROM regress_thr_owner;
+DROP ROLE regress_thr_member;
+DROP ROLE regress_thr_owner;

@@ -18,6 +18,8 @@
 #   rolled back (the partition keeps its old rows, no staging table is left, its attempts
 #   stay 0), and the run resumes cleanly once the query says false.
 # - throttle_timeout_ms: a wait that lasts longer pauses the run.
+# - a pg_receivewal streaming WAL is no standby: not waited for unless named in replicas, and
+#   then the pause says it replays nothing.
 # - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model;
 #   its tasks run without parallel workers (their pages would be counted only when they end).
 use strict;
@@ -155,6 +157,32 @@ ok(as_model('lag') && as_model('nolag'), 'both runs wrote the model');
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'),
 	$primary->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'), 'the standby holds the new rows');
+
+# --- a WAL receiver that is no standby ----------------------------------------------------------
+# pg_receivewal (as Barman or pgBackRest's archiving run it) streams WAL and replays none: it
+# reports no replay position.  Without replicas it is not waited for; named in replicas, the
+# run says what it is.
+my $waldir = PostgreSQL::Test::Utils::tempdir();
+my $receiver = IPC::Run::start(
+	[ 'pg_receivewal', '-D', $waldir, '-d', $primary->connstr('postgres') . ' application_name=pg_receivewal', '--no-sync', '-s', '1' ],
+	'>', \my $rw_out, '2>', \my $rw_err);
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_replication WHERE application_name = 'pg_receivewal' AND state = 'streaming'})
+  or die "pg_receivewal did not connect: $rw_err";
+make_table('recv');
+my $recv_run = plan_run('recv', '{"max_replica_lag_ms": 1000, "throttle_timeout_ms": 3000, "throttle_interval_ms": 50}');
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($recv_run)");
+is(progress($recv_run, 'status'), 'done', 'a connected pg_receivewal is no standby: the run does not wait for it');
+unlike($nerr, qr/waits/, 'and never said it waited');
+ok(as_model('recv'), 'the run wrote the model');
+make_table('recvnamed');
+my $named_run = plan_run('recvnamed',
+	'{"max_replica_lag_ms": 1000, "replicas": ["pg_receivewal"], "throttle_timeout_ms": 1000, "throttle_interval_ms": 50}');
+($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($named_run)");
+like(progress($named_run, 'status || \' \' || error'),
+	qr/^paused .*standby "pg_receivewal" replays nothing: it is streaming and reports no replay position/,
+	'named in replicas, it pauses the run, which says what it saw');
+$receiver->kill_kill;
 
 # --- a logical slot nobody reads -------------------------------------------------------------
 make_table('slot');

@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(199);
+SELECT plan(200);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -189,7 +189,8 @@ SELECT is((SELECT jsonb_build_array(options->'max_replica_lag_ms', options->'rep
 	'[null, null, null, null, null, null]'::jsonb, 'options: without throttle options, a run is not throttled');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_0311"]}')$$, '22023', '^options.unwatched names rc_0311, not a partition of public.rc outside the range$', 'options: unwatched naming a partition of the range');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_orders"]}')$$, '22023', '^options.unwatched names rc_orders, not a partition of public.rc outside the range$', 'options: unwatched naming another table');
-SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_nosuch"]}')$$, '42P01', '^relation "rc_nosuch" does not exist$', 'options: unwatched naming no table');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_nosuch"]}')$$, '42P01', '^options.unwatched: relation "rc_nosuch" does not exist$', 'options: unwatched naming no table');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["\"rc_0310"]}')$$, '42602', '^options.unwatched: invalid name syntax$', 'options: unwatched naming no name');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": "older"}')$$, '22023', '^options.unwatched must be "newer" or an array of partitions, not "older"$', 'options: unwatched another string');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13', options => '{"unwatched": "newer", "window_column": "day", "chunk": "1 day"}')$$, '22023', '^options.unwatched is for partitioned tables$', 'options: unwatched on a plain table');
 SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"unwatched": ["rc_0314"]}') AS unwatched_run \gset

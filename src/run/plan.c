@@ -312,6 +312,34 @@ UntouchedCounters(Oid relid, const char *partition, int64 lastlog, const char *e
 }
 
 /*
+ * The relation options.unwatched names by name; its errors (a name that is
+ * not one, 42602; no such table, 42P01) say which option they are about.
+ */
+static Oid
+UnwatchedName(const char *name)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			part = InvalidOid;
+
+	PG_TRY();
+	{
+		part = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		edata->message = psprintf("options.unwatched: %s", edata->message);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return part;
+}
+
+/*
  * The tasks of a partitioned table: its leaf partitions inside [lo, hi),
  * which must tile the range exactly.  Every other partition goes to
  * *outside; of those at or above hi, all but the nearest also to *newer.
@@ -434,7 +462,7 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 	foreach(lc, opts->unwatched)
 	{
 		char	   *name = (char *) lfirst(lc);
-		Oid			part = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(name)));
+		Oid			part = UnwatchedName(name);
 
 		CHECK_FOR_INTERRUPTS();
 		if (!SortedOidMember(sorted_outside, part))
@@ -864,7 +892,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 		(void) BackfillCheckKeyTypes(pr.relid, pr.key, BackfillRelColumns(pr.relid, pr.key, "key"));
 	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
 					   (!pr.partitioned || strcmp(pr.strategy, "merge") == 0) ? pr.keyname : NULL);
-	BackfillThrottleCheck(&pr.opts.throttle, BackfillRelOwner(pr.relid), pr.opts.search_path, extschema);
+	BackfillThrottleCheck(&pr.opts.throttle, GetUserId(), pr.opts.search_path, extschema);
 	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();
 	dependents = Dependents(pr.relid);

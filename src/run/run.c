@@ -1580,7 +1580,7 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 		BackfillRunSetStatus(run, "running", NULL);
 	CommitStep();
 	if (BackfillThrottleWanted(&run->opts.throttle))
-		BackfillThrottleArm(&run->opts.throttle, runid, extschema, BackfillRelOwner(run->targetoid),
+		BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
 							run->opts.search_path);
 	return true;
 }

@@ -27,8 +27,10 @@
  * reply said (wal_receiver_status_interval, on the standby, bounds how old).
  * pg_stat_replication and pg_replication_slots are read as the extension's
  * owner, which must be able to read all statistics; the user's queries run
- * as the owner of the run's target, under the run's search_path, read
- * only, on a fresh snapshot each time.
+ * as the role calling backfill (never as the target's owner, whom a member
+ * granted its rights without SET may not become), under the run's
+ * search_path, read only, in a restricted security context, on a fresh
+ * snapshot each time.
  *
  * The I/O budget counts the pages this backend hits, reads and dirties
  * (pgBufferUsage), weighted by vacuum_cost_page_hit, _miss and _dirty; when
@@ -80,7 +82,7 @@ static struct
 	BackfillThrottle opts;
 	int64		runid;
 	Oid			extschema;
-	Oid			owner;			/* of the target: the user's queries run as it */
+	Oid			owner;			/* the role calling the run: the user's queries run as it */
 	char	   *search_path;
 	TimestampTz last_check;
 	BufferUsage last_usage;
@@ -257,6 +259,21 @@ ReplicaLagReason(void)
 			continue;
 		if (state == NULL)
 			return pstrdup("the standbys' positions cannot be read (the extension's owner needs pg_read_all_stats)");
+
+		/*
+		 * A WAL receiver that replays nothing (pg_receivewal, an archiver's
+		 * streaming, a pg_basebackup in progress) is no standby: it never
+		 * reports a replay position.  Unless named in replicas, it is not
+		 * waited for.
+		 */
+		if (strcmp(state, "backup") == 0 || (strcmp(state, "streaming") == 0 && isnull))
+		{
+			if (names == NIL)
+				continue;
+			return psprintf("standby \"%s\" replays nothing: it is %s and reports no replay position"
+							" (a WAL receiver such as pg_receivewal or pg_basebackup, not a standby)",
+							name, strcmp(state, "backup") == 0 ? "taking a base backup" : "streaming");
+		}
 		if (strcmp(state, "streaming") != 0 || isnull)
 			return psprintf("standby \"%s\" is %s, not streaming", name, state);
 		if (DatumGetLSN(replay) >= flushed)
@@ -329,7 +346,7 @@ QueryContext(void *arg)
 
 /*
  * Run or prepare (plan false: prepare only) one of the user's queries, as
- * owner, under search_path; its one column must be a boolean.  Returns its
+ * role owner (the caller), under search_path; its one column must be a boolean.  Returns its
  * value (false for no row or NULL).
  */
 static bool
@@ -578,7 +595,7 @@ BackfillThrottleTake(char **reason)
 
 /*
  * At plan time: each query prepares as a read-only query of one boolean
- * column, as the target's owner under the run's search_path; replica lag
+ * column, as the caller under the run's search_path; replica lag
  * needs the extension's owner to read every walsender's positions.
  */
 void

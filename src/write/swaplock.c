@@ -202,18 +202,28 @@ RefuseWaitersOnUs(BackfillPart *bp, Datum rels, bool parent)
 					 bp->qualparent)));
 }
 
-/* The sessions holding a lock on relid now, for an error message; NULL if none. */
+/*
+ * The sessions, and the prepared transactions (which hold their locks with
+ * no session until COMMIT or ROLLBACK PREPARED), holding a lock on relid now,
+ * for an error message; NULL if none.
+ */
 static char *
 HoldersOf(Oid relid)
 {
 	char	   *who = BackfillQueryText(
-		"SELECT pg_catalog.string_agg(pg_catalog.format('process %s (%s, query started %s: %s)',"
-		"   l.pid, l.mode, pg_catalog.to_char(a.query_start, 'YYYY-MM-DD HH24:MI:SS.MS TZ'), pg_catalog.left(a.query, 80)), '; ' ORDER BY l.pid)"
+		"SELECT pg_catalog.string_agg(CASE WHEN l.pid IS NULL"
+		"   THEN pg_catalog.format('prepared transaction %L (%s)', p.gid, l.mode)"
+		"   ELSE pg_catalog.format('process %s (%s, query started %s: %s)',"
+		"   l.pid, l.mode, pg_catalog.to_char(a.query_start, 'YYYY-MM-DD HH24:MI:SS.MS TZ'), pg_catalog.left(a.query, 80)) END,"
+		"   '; ' ORDER BY l.pid NULLS FIRST, p.gid)"
 		" FROM pg_catalog.pg_locks l LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid"
+		" LEFT JOIN pg_catalog.pg_locks x ON l.pid IS NULL AND x.locktype OPERATOR(pg_catalog.=) 'transactionid'"
+		"   AND x.virtualtransaction OPERATOR(pg_catalog.=) l.virtualtransaction"
+		" LEFT JOIN pg_catalog.pg_prepared_xacts p ON p.transaction OPERATOR(pg_catalog.=) x.transactionid"
 		" WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.relation OPERATOR(pg_catalog.=) $1"
 		"   AND l.database OPERATOR(pg_catalog.=) (SELECT oid FROM pg_catalog.pg_database"
 		"                     WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
-		"   AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()", relid);
+		"   AND l.pid IS DISTINCT FROM pg_catalog.pg_backend_pid()", relid);
 
 	return who;
 }
@@ -377,7 +387,9 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 							BackfillQualifiedName(blocked), bp->name, attempt),
 					 errdetail("Each attempt waited %d ms. When the last one timed out, %s held a lock on %s.",
 							   lock_timeout_ms, holders, BackfillQualifiedName(blocked)),
-					 errhint("Nothing was changed. Retry when that session has finished, or allow more attempts.")));
+					 strstr(holders, "prepared transaction") != NULL
+					 ? errhint("Nothing was changed. A prepared transaction holds its locks until COMMIT PREPARED or ROLLBACK PREPARED ends it.")
+					 : errhint("Nothing was changed. Retry when that session has finished, or allow more attempts.")));
 		}
 		BackfillBackOff(attempt, lock_timeout_ms);
 	}
