@@ -14,6 +14,8 @@
 #   duplicate key proven on values that were not the stored ones;
 # - every record the call wrote that is still the latest of its partition (or its scope)
 #   has the data's fingerprint as fingerprint_after.
+# Then probes: transforms whose verdict is known, each under a random level (by BEGIN or by
+# default_transaction_isolation); the verdict must be the transform's under every level.
 # The seed is fixed: the same calls run every time, and a failure names the call.
 
 use strict;
@@ -145,6 +147,37 @@ is(scalar(keys %levels_reached), 3, 'every isolation level was tried');
 cmp_ok(scalar(keys %kinds_ok), '>=', 5, 'calls of at least five kinds worked: ' . join(', ', sort keys %kinds_ok));
 ok((grep { /rounded.*: (?!ok)/ } keys %outcome) > 0, 'values rounded across a bound were refused at least once');
 diag(join("\n", map { "$_ x$outcome{$_}" } sort keys %outcome));
+
+# Probes under every level: each transform's verdict is known, and no level may change it
+# (each point of a probe reads its own copy of the snapshot, even under a transaction's).
+my @probes = (
+	[ 'an addition', q{UPDATE fl SET v = v + 1 WHERE day = '2026-03-11'}, 'f' ],
+	[ 'an append', q{INSERT INTO fl SELECT max(id) + 1000, '2026-03-11', 0 FROM fl}, 'f' ],
+	[ 'a write to another day', q{UPDATE fl SET v = v + 1 WHERE day = '2026-03-12' AND id % 7 = 0}, 'f' ],
+	[ 'a delete and insert of the day', q{DELETE FROM fl WHERE day = '2026-03-11'; INSERT INTO fl SELECT * FROM fl_truth WHERE day = '2026-03-11'}, 't' ],
+	[ 'a merge of the day', q{SELECT backfill_merge('fl', 'SELECT * FROM fl_truth WHERE day = ''2026-03-11''', '{id,day}', 'day = ''2026-03-11''')}, 't' ],
+	[ 'nothing', q{SELECT 1}, 't' ],
+);
+my (@wrong, %probe_levels);
+for my $i (1 .. 36)
+{
+	my ($name, $transform, $want) = @{ $probes[ int(rand(@probes)) ] };
+	my $level = $levels[ int(rand(@levels)) ];
+	(my $quoted = $transform) =~ s/'/''/g;
+	my $probe = "SELECT idempotent FROM backfill_probe_idempotency('$quoted', 'fl', 'day = ''2026-03-11''')";
+	my $sql = rand() < 0.5
+	  ? "BEGIN ISOLATION LEVEL $level;\n$probe;\nCOMMIT;"
+	  : "SET default_transaction_isolation = '$level';\n$probe;";
+	my ($rc, $out, $err) = $node->psql('postgres', "SET client_min_messages = error;\n$sql");
+	# a merge under a transaction snapshot is refused (0A000): no verdict to compare
+	next if $name eq 'a merge of the day' && $level ne 'read committed';
+	$probe_levels{$level}++;
+	push @wrong, "#$i $name under $level: idempotent = '$out', not '$want' $err" if $out ne $want;
+}
+is(join("\n", @wrong), '', 'every probe gives the transform\'s true verdict under every isolation level');
+is(scalar(keys %probe_levels), 3, 'probes ran under every isolation level');
+is($node->safe_psql('postgres', q{SELECT (backfill_fingerprint('fl')).hash = (backfill_fingerprint('fl_truth')).hash}),
+	't', 'and every probe rolled its transform back');
 
 $node->stop;
 done_testing();
