@@ -6,7 +6,7 @@
 -- whatever order or column order the queries return it in.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(65);
+SELECT plan(67);
 
 CREATE TABLE src (id int, day date, amount numeric(12,2), label text, j json, p point);
 INSERT INTO src
@@ -331,6 +331,15 @@ SELECT results_eq(
 	$$SELECT a_row, b_row FROM backfill_diff('TABLE sh_a', 'TABLE sh_b', '{id}') WHERE key->>'id' = '3'$$,
 	$$VALUES ('{"id": 3, "j": [1], "f": 5}'::jsonb, '{"id": 3, "j": [2], "f": 5}'::jsonb)$$,
 	'a change jsonb can show is shown as jsonb, as before');
+-- a float key 0 on one side and -0 on the other: two keys (compared by representation),
+-- shown by their text, so the removed one and the added one do not read alike
+SELECT results_eq(
+	$$SELECT change, key FROM backfill_diff('SELECT 0::float8 AS k, 1 AS v', 'SELECT ''-0''::float8 AS k, 1 AS v', '{k}')
+	  ORDER BY change COLLATE "C"$$,
+	$$VALUES ('added', '{"k": "-0"}'::jsonb), ('removed', '{"k": "0"}'::jsonb)$$,
+	'a float key 0 and -0: the added and removed keys are shown by their text');
+SELECT is((SELECT count(DISTINCT key) FROM backfill_diff('SELECT 0::float8 AS k, 1 AS v', 'SELECT ''-0''::float8 AS k, 1 AS v', '{k}')),
+	2::bigint, 'and read as two keys');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -33,7 +33,7 @@ CREATE FUNCTION pg_temp.scans_except(VARIADIC parts regclass[]) RETURNS bigint L
 	SELECT sum(pg_stat_get_xact_numscans(c.oid))::bigint FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 	WHERE i.inhparent = 'po'::regclass AND c.oid <> ALL (parts)
 $$;
-SELECT plan(18);
+SELECT plan(20);
 
 -- ============================================================ proven untouched: not read
 BEGIN;
@@ -117,6 +117,16 @@ INSERT INTO po_other VALUES (2);
 CREATE TEMP TABLE p8 AS SELECT * FROM backfill_probe_idempotency($$TRUNCATE po_other$$, 'po', $$day = '2026-03-01'$$);
 SELECT matches((SELECT verdict FROM p8), 'it also writes outside the target: public.po_other',
 	'a table outside the target truncated, after rows this transaction wrote: named');
+COMMIT;
+
+-- ============================================================ a replacement that keeps the old rows
+BEGIN;
+CREATE TEMP TABLE p9 AS SELECT * FROM backfill_probe_idempotency(
+	$$SELECT backfill_replace_partition('po_01', 'SELECT id, day, v FROM po WHERE day >= $1 AND day < $2', keep_old => true)$$,
+	'po', $$day = '2026-03-01'$$);
+SELECT is((SELECT idempotent FROM p9), true, 'a replacement keeping the old rows: idempotent');
+SELECT doesnt_match((SELECT verdict FROM p9), 'writes outside the target',
+	'and the archives its own runs made are not named as writes outside the target');
 COMMIT;
 
 SELECT * FROM finish();

@@ -64,6 +64,7 @@
 #include "hash/fingerprint.h"
 #include "hash/fpscan.h"
 #include "probe/watch.h"
+#include "record/log.h"
 
 /* The target's relations with storage, by OID: the table, or its partitions. */
 static List *
@@ -297,6 +298,7 @@ BackfillWatchPoint(BackfillWatch *w, Oid target, const char *scope)
 		foreach(lc, w->held)
 			w->heldwrites[foreach_current_index(lc)] = OwnWrites(lfirst_oid(lc));
 		w->subid = GetCurrentSubTransactionId();
+		w->lastlog = OidIsValid(BackfillInstalledSchema()) ? BackfillLastLogId(BackfillInstalledSchema()) : 0;
 		if (scope)
 			WatchScopePartitions(w, scope);
 	}
@@ -572,6 +574,9 @@ BackfillWrittenElsewhere(BackfillWatch *w, Oid target)
 	for (int i = 0; i < w->nrels; i++)
 		family = lappend_oid(family, w->rels[i]);
 	family = lappend_oid(family, w->target);
+	/* the archives the runs' replacements kept the old rows in (the swap gave them the partitions' past) */
+	if (OidIsValid(BackfillInstalledSchema()))
+		family = list_concat(family, BackfillArchivedSince(BackfillInstalledSchema(), w->lastlog));
 	list_sort(family, list_oid_cmp);
 
 	foreach(lc, HeldForWriting())

@@ -41,6 +41,7 @@ typedef struct BackfillWatch
 	List	   *held;			/* relations held for writing at the first point */
 	int64	   *heldwrites;		/* and the rows written in them by then */
 	SubTransactionId subid;		/* the subtransaction the first point was in */
+	int64		lastlog;		/* the last record of backfill_log at the first point */
 } BackfillWatch;
 
 extern bool BackfillWatchable(Oid target);

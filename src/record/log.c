@@ -173,6 +173,36 @@ BackfillLastLogId(Oid logschema)
 	return pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 }
 
+/*
+ * The tables the records after record after kept the old rows of a
+ * replacement in (details' archived_as), by OID: those that still exist.
+ */
+List *
+BackfillArchivedSince(Oid logschema, int64 after)
+{
+	List	   *archives = NIL;
+	int			rc = BackfillStateExec(logschema,
+									   psprintf("SELECT details OPERATOR(pg_catalog.->>) 'archived_as' FROM %s"
+												" WHERE id OPERATOR(pg_catalog.>) $1 AND origin OPERATOR(pg_catalog.=) 'backfill'"
+												"   AND details OPERATOR(pg_catalog.->>) 'archived_as' IS NOT NULL",
+												BackfillExtName(logschema, "backfill_log_data")),
+									   1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(after)}, NULL, 0);
+
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_log");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(name)),
+											 NoLock, true);
+
+		CHECK_FOR_INTERRUPTS();
+		if (OidIsValid(relid))
+			archives = lappend_oid(archives, relid);
+	}
+	return archives;
+}
+
 /* Record a write of target (and partition) with the fingerprints before and after. */
 int64
 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,

@@ -34,5 +34,6 @@ extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const 
 									const BackfillFingerprint *after, const char *details);
 extern bool BackfillRecordVisible(Oid extschema, Oid relid);
 extern int64 BackfillLastLogId(Oid logschema);
+extern List *BackfillArchivedSince(Oid logschema, int64 after);
 
 #endif							/* BACKFILL_LOG_H */

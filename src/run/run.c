@@ -1703,6 +1703,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	BackfillTask task;
 	TaskOutcome out;
 	bool		claimed;
+	char		expected[BACKFILL_BEFORE_LEN];	/* the old rows when a swap first gave way */
 
 	/* before the task, outside any lock: wait while production needs it, or pause */
 	if (!BackfillThrottleWait())
@@ -1743,11 +1744,20 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
 	 * subtransaction, and with it every lock the task took: back off while
-	 * that session goes on, then do the task again.
+	 * that session goes on, then do the task again.  A write that session
+	 * made into the partition meanwhile went into the old rows: the next
+	 * replacement must find them as the first left them, or refuse to swap
+	 * (BackfillReplaceExpected), so that the write is never discarded.
 	 */
+	expected[0] = '\0';
 	for (int gave = 1;; gave++)
 	{
+		BackfillReplaceLastBefore[0] = '\0';
+		BackfillReplaceExpected = expected[0] ? expected : NULL;
 		RunTask(run, &task, &out);
+		BackfillReplaceExpected = NULL;
+		if (expected[0] == '\0' && out.gave_way)
+			strlcpy(expected, BackfillReplaceLastBefore, sizeof(expected));
 		out.gave_ways = gave - 1;
 		if (out.throttle_paused)
 		{

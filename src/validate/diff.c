@@ -142,6 +142,7 @@ typedef struct DiffSide
 	TupleDesc	origdesc;		/* the row type the query returns */
 	TupleDesc	desc;			/* blessed, in a's column order */
 	bool		lossy;			/* a column whose values jsonb may show alike (json, floats) */
+	bool		keylossy;		/* a key column so: keys are shown by their text */
 	TupleDesc	keydesc;		/* blessed row type of the key columns */
 	int			nkeys;
 	int		   *keyidx;			/* key columns, in key order */
@@ -281,6 +282,18 @@ SlotToTextJsonb(TupleTableSlot *slot, TupleDesc desc, int n, const int *idx)
 	return JsonbValueToJsonb(res);
 }
 
+/*
+ * The key columns idx of the row in slot, as a jsonb object: of their
+ * values' text when jsonb could show two keys alike (a float key 0 and one
+ * -0, which are two keys compared by representation).
+ */
+static Jsonb *
+KeyToJsonb(DiffSide *side, TupleTableSlot *slot, const int *idx)
+{
+	return side->keylossy ? SlotToTextJsonb(slot, side->keydesc, side->nkeys, idx)
+		: SlotToJsonb(slot, side->keydesc, side->nkeys, idx);
+}
+
 /* Whether two rows shown as jsonb look the same. */
 static bool
 JsonbAlike(Jsonb *a, Jsonb *b)
@@ -313,7 +326,7 @@ NoteDuplicate(DiffState *st, DiffSide *side, uint64 key, TupleTableSlot *slot)
 
 	st->dupside = side;
 	st->duphash = key;
-	st->dupkey = slot ? SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx) : NULL;
+	st->dupkey = slot ? KeyToJsonb(side, slot, side->keyidx) : NULL;
 	MemoryContextSwitchTo(old);
 	return false;
 }
@@ -361,7 +374,7 @@ EmitRowOfA(DiffState *st, DiffEntry *e, TupleTableSlot *slot)
 {
 	DiffSide   *side = &st->a;
 	MemoryContext old = MemoryContextSwitchTo(st->rowcxt);
-	Jsonb	   *akey = SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+	Jsonb	   *akey = KeyToJsonb(side, slot, side->keyidx);
 	Jsonb	   *arow = SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
 
 	if (!(e->flags & IN_B))
@@ -394,7 +407,7 @@ EmitAdded(DiffState *st, TupleTableSlot *slot)
 	MemoryContext old = MemoryContextSwitchTo(st->rowcxt);
 
 	Emit(st, "added",
-		 SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx),
+		 KeyToJsonb(side, slot, side->keyidx),
 		 NULL,
 		 SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx));
 	MemoryContextSwitchTo(old);
@@ -416,7 +429,7 @@ KeepRowOfB(DiffState *st, TupleTableSlot *slot, DiffEntry *e)
 		st->brows = repalloc_huge(st->brows, sizeof(DiffKept) * st->maxbrows);
 	}
 	old = MemoryContextSwitchTo(st->rowcxt);
-	k = SlotToJsonb(slot, side->keydesc, side->nkeys, side->keyidx);
+	k = KeyToJsonb(side, slot, side->keyidx);
 	v = SlotToJsonb(slot, side->desc, side->desc->natts, side->rowidx);
 	st->brows[st->nbrows].key = MemoryContextAlloc(st->cxt, VARSIZE(k));
 	memcpy(st->brows[st->nbrows].key, k, VARSIZE(k));
@@ -627,6 +640,7 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 	side->origdesc = desc;
 	side->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
 	side->lossy = false;
+	side->keylossy = false;
 	for (int c = 0; c < desc->natts; c++)
 		side->lossy |= JsonbMayLose(TupleDescAttr(desc, c)->atttypid);
 
@@ -658,6 +672,7 @@ PrepareSide(DiffSide *side, const char *name, const char *query, List *keys)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("key column \"%s\" is not a column of query %s", key, name)));
 		side->keyidx[i] = found;
+		side->keylossy |= JsonbMayLose(TupleDescAttr(desc, found)->atttypid);
 		TupleDescCopyEntry(side->keydesc, i + 1, desc, found + 1);
 		i++;
 	}
@@ -979,7 +994,7 @@ ShardDiffReceive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		if (slot->tts_isnull[r->first[s]])
 			continue;
-		key[s] = SlotToJsonb(slot, sides[s]->keydesc, sides[s]->nkeys, r->keyidx[s]);
+		key[s] = KeyToJsonb(sides[s], slot, r->keyidx[s]);
 		if (DatumGetInt64(slot->tts_values[r->first[s] + 1]) > 1)
 		{
 			/* reported once the query has stopped */

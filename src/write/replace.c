@@ -473,6 +473,36 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 
 BackfillStagedHookType BackfillStagedHook = NULL;
 
+/*
+ * A run trying a task again after its swap gave way: the fingerprint the
+ * partition had, under the first attempt's lock, before it let the lock go.
+ * Taken by the next replacement (and cleared), which refuses to swap if the
+ * partition holds other rows now: a write that went into the old rows while
+ * the task backed off would be discarded, acknowledged and lost.
+ */
+const char *BackfillReplaceExpected = NULL;
+
+/* The fingerprint of the old rows the last replacement of this backend saw under its lock. */
+char		BackfillReplaceLastBefore[BACKFILL_BEFORE_LEN] = "";
+
+/* Note the old rows' fingerprint; refuse, as above, if they are not those expected. */
+static void
+RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before)
+{
+	const char *expected = BackfillReplaceExpected;
+	const char *now = psprintf(UINT64_FORMAT " rows, %s", before->rows, BackfillFingerprintText(before));
+
+	BackfillReplaceExpected = NULL;
+	strlcpy(BackfillReplaceLastBefore, now, sizeof(BackfillReplaceLastBefore));
+	if (expected && strcmp(expected, now) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("partition %s was written while the replacement waited to try again", bp->qualname),
+				 errdetail("It held %s when the swap gave way, and holds %s now: replacing them would discard what was written meanwhile.",
+						   expected, now),
+				 errhint("Nothing was replaced. To replace the rows written meanwhile with the source's too, try the task again (backfill_retry).")));
+}
+
 PG_FUNCTION_INFO_V1(backfill_replace_partition);
 
 /*
@@ -519,6 +549,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillCheckOwnerMayCreate(&bp);
 	params = BoundParams(&bp, &nargs, argtypes);
 	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after, &times);
+	RefuseWrittenMeanwhile(&bp, &before);
 	if (BackfillStagedHook)
 	{
 		BackfillStagedHookType hook = BackfillStagedHook;

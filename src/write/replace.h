@@ -26,6 +26,11 @@
 typedef void (*BackfillStagedHookType) (Oid part, Oid staging);
 extern PGDLLIMPORT BackfillStagedHookType BackfillStagedHook;
 
+/* the old rows of a partition, as text: their count and fingerprint */
+#define BACKFILL_BEFORE_LEN 64
+extern PGDLLIMPORT const char *BackfillReplaceExpected;
+extern PGDLLIMPORT char BackfillReplaceLastBefore[BACKFILL_BEFORE_LEN];
+
 extern void BackfillDescribeBound(BackfillPart *bp);
 extern void BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
 							 BackfillPart *bp);
