@@ -490,11 +490,29 @@ static void
 RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before)
 {
 	const char *expected = BackfillReplaceExpected;
-	const char *now = psprintf(UINT64_FORMAT " rows, %s", before->rows, BackfillFingerprintText(before));
+	Relation	rel = RelationIdGetRelation(bp->part);
+	int			columns = RelationGetDescr(rel)->natts;
+	const char *now = psprintf(UINT64_FORMAT " rows of %d columns, %s", before->rows, columns,
+							   BackfillFingerprintText(before));
+	uint64		then_rows;
+	int			then_columns;
+	bool		changed;
 
+	RelationClose(rel);
 	BackfillReplaceExpected = NULL;
 	strlcpy(BackfillReplaceLastBefore, now, sizeof(BackfillReplaceLastBefore));
-	if (expected && strcmp(expected, now) != 0)
+	if (expected == NULL)
+		return;
+
+	/*
+	 * Columns added or dropped meanwhile (DDL the swap gave way to) change
+	 * every row's fingerprint and no row: then only the count can tell.
+	 */
+	changed = strcmp(expected, now) != 0;
+	if (sscanf(expected, UINT64_FORMAT " rows of %d columns", &then_rows, &then_columns) == 2 &&
+		then_columns != columns)
+		changed = then_rows != before->rows;
+	if (changed)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("partition %s was written while the replacement waited to try again", bp->qualname),
