@@ -92,8 +92,9 @@ DROP ROLE regress_temp_only;
 
 -- A run's throttle_query and critical_query run as the role calling the run, never as the
 -- target's owner: a member of the owner's role (granted it without SET on 16 and later, so it
--- may not become the owner) plans and runs, and a critical_query that pauses the run unless it
--- runs as that member lets the run finish.
+-- may not become the owner, so the run merges: a replacement gives its new table to the
+-- owner) plans and runs, and a critical_query that pauses the run unless it runs as that
+-- member lets the run finish.
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_thr_member;
 DROP ROLE IF EXISTS regress_thr_owner;
@@ -109,14 +110,14 @@ BEGIN
 	END IF;
 END $$;
 GRANT CREATE ON SCHEMA public TO regress_thr_owner;
-CREATE TABLE thr (id int NOT NULL, day date NOT NULL, v int) PARTITION BY RANGE (day);
+CREATE TABLE thr (id int NOT NULL, day date NOT NULL, v int, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
 CREATE TABLE thr_0301 PARTITION OF thr FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
 INSERT INTO thr SELECT g, '2026-03-01', g FROM generate_series(1, 10) g;
 ALTER TABLE thr OWNER TO regress_thr_owner;
 ALTER TABLE thr_0301 OWNER TO regress_thr_owner;
 SET ROLE regress_thr_member;
 SELECT backfill_plan('thr', '2026-03-01', '2026-03-02', $$SELECT id, day, v + 1 AS v FROM thr WHERE day >= $1 AND day < $2$$,
-	options => jsonb_build_object('critical_query', 'SELECT current_user <> ''regress_thr_member''')) AS thr_run \gset
+	'merge', ARRAY['id', 'day'], options => jsonb_build_object('critical_query', 'SELECT current_user <> ''regress_thr_member''')) AS thr_run \gset
 SET client_min_messages = error;
 CALL backfill_run(:thr_run);
 RESET client_min_messages;
