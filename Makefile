@@ -28,6 +28,7 @@ OBJS = \
 	src/base/citus.o \
 	src/base/relation.o \
 	src/base/untouched.o \
+	src/base/throttle.o \
 	src/hash/citus_fingerprint.o \
 	src/hash/rowhash.o \
 	src/hash/fingerprint.o \
@@ -36,6 +37,7 @@ OBJS = \
 	src/validate/diff.o \
 	src/validate/validate.o \
 	src/record/log.o \
+	src/write/context.o \
 	src/write/citus_swap.o \
 	src/write/part.o \
 	src/write/swap.o \
@@ -53,7 +55,6 @@ OBJS = \
 	src/probe/probe.o \
 	src/run/window.o \
 	src/run/pin.o \
-	src/run/throttle.o \
 	src/run/runstate.o \
 	src/run/plan.o \
 	src/run/run.o

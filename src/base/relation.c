@@ -107,14 +107,20 @@ Oid
 BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 				   int kinds, LOCKMODE lockmode)
 {
-	Oid			relid;
-	char		relkind;
-
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be NULL", argname)));
-	relid = BackfillLockFollowingName(PG_GETARG_OID(argno), NULL, InvalidOid, "relation", lockmode);
+	return BackfillOpenRel(PG_GETARG_OID(argno), argname, kinds, lockmode);
+}
+
+/* The same for a relation passed as relid (argname naming it in errors). */
+Oid
+BackfillOpenRel(Oid relid, const char *argname, int kinds, LOCKMODE lockmode)
+{
+	char		relkind;
+
+	relid = BackfillLockFollowingName(relid, NULL, InvalidOid, "relation", lockmode);
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
 	{
 		UnlockRelationOid(relid, lockmode);

@@ -25,6 +25,7 @@
 
 extern Oid	BackfillLockFollowingName(Oid relid, const char *name, Oid nsp, const char *what,
 									  LOCKMODE lockmode);
+extern Oid	BackfillOpenRel(Oid relid, const char *argname, int kinds, LOCKMODE lockmode);
 extern Oid	BackfillOpenRelArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 							   int kinds, LOCKMODE lockmode);
 extern char *BackfillRelColumnArgs(Oid relid, int *ncols);

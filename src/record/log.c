@@ -55,11 +55,6 @@
 #include "base/spi_util.h"
 #include "record/log.h"
 
-int64		BackfillLogRunId = 0;
-
-/* Why a run's task wrote as it did, added to the details of its record (or NULL). */
-const char *BackfillLogWhy = NULL;
-
 PG_FUNCTION_INFO_V1(backfill_log_guard);
 
 /* Trigger function: refuse any change to a row of backfill_log. */
@@ -142,8 +137,8 @@ BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec)
 	else
 		nulls[7] = 'n';
 	values[8] = DirectFunctionCall1(jsonb_in, CStringGetDatum(rec->details ? rec->details : "{}"));
-	values[9] = Int64GetDatum(BackfillLogRunId);
-	nulls[9] = BackfillLogRunId == 0 ? 'n' : ' ';
+	values[9] = Int64GetDatum(rec->run_id);
+	nulls[9] = rec->run_id == 0 ? 'n' : ' ';
 	values[10] = ObjectIdGetDatum(targetoid);
 
 	sql = psprintf("INSERT INTO %s (logged_by, operation, target, partition, rows_before, rows_after,"
@@ -203,11 +198,16 @@ BackfillArchivedSince(Oid logschema, int64 after)
 	return archives;
 }
 
-/* Record a write of target (and partition) with the fingerprints before and after. */
+/*
+ * Record a write of target (and partition) with the fingerprints before and
+ * after; for a run's task (run_id, else 0), with why it wrote as it did
+ * added to the details (or NULL).
+ */
 int64
 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
 					   const char *partition, const BackfillFingerprint *before,
-					   const BackfillFingerprint *after, const char *details)
+					   const BackfillFingerprint *after, const char *details,
+					   int64 run_id, const char *why)
 {
 	BackfillLogRecord rec;
 
@@ -220,14 +220,15 @@ BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
 	rec.fingerprint_before = BackfillFingerprintText(before);
 	rec.fingerprint_after = BackfillFingerprintText(after);
 	rec.details = details;
-	if (BackfillLogWhy != NULL && details[0] == '{' && details[strlen(details) - 1] == '}')
+	rec.run_id = run_id;
+	if (why != NULL && details[0] == '{' && details[strlen(details) - 1] == '}')
 	{
 		StringInfoData buf;
 
 		initStringInfo(&buf);
 		appendBinaryStringInfo(&buf, details, strlen(details) - 1);
 		appendStringInfoString(&buf, strcmp(details, "{}") == 0 ? "\"why\": " : ", \"why\": ");
-		escape_json(&buf, BackfillLogWhy);
+		escape_json(&buf, why);
 		appendStringInfoChar(&buf, '}');
 		rec.details = buf.data;
 	}

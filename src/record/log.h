@@ -22,16 +22,14 @@ typedef struct BackfillLogRecord
 	const char *fingerprint_before;
 	const char *fingerprint_after;
 	const char *details;		/* jsonb text */
+	int64		run_id;			/* the run whose task wrote, or 0 */
 } BackfillLogRecord;
-
-/* the run whose task is writing, or 0: recorded as run_id */
-extern int64 BackfillLogRunId;
-extern const char *BackfillLogWhy;
 
 extern int64 BackfillLogWrite(Oid logschema, const BackfillLogRecord *rec);
 extern int64 BackfillLogWriteChange(Oid logschema, const char *operation, const char *target,
 									const char *partition, const BackfillFingerprint *before,
-									const BackfillFingerprint *after, const char *details);
+									const BackfillFingerprint *after, const char *details,
+									int64 run_id, const char *why);
 extern bool BackfillRecordVisible(Oid extschema, Oid relid);
 extern int64 BackfillLastLogId(Oid logschema);
 extern List *BackfillArchivedSince(Oid logschema, int64 after);

@@ -62,7 +62,7 @@
 #include "run/pin.h"
 #include "run/plan.h"
 #include "run/runstate.h"
-#include "run/throttle.h"
+#include "base/throttle.h"
 #include "run/window.h"
 #include "validate/validate.h"
 #include "write/part.h"

@@ -65,14 +65,16 @@
 #include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
+#include "base/throttle.h"
 #include "hash/fingerprint.h"
 #include "record/log.h"
 #include "run/plan.h"
 #include "run/runstate.h"
-#include "run/throttle.h"
 #include "run/window.h"
 #include "validate/diff.h"
+#include "write/context.h"
 #include "write/inplace.h"
+#include "write/merge.h"
 #include "write/part.h"
 #include "write/replace.h"
 #include "write/staging.h"
@@ -337,32 +339,6 @@ ApplySettings(BackfillRun *run)
 									 GUC_ACTION_SAVE, true, 0, false);
 }
 
-/* Read rows and fingerprints of a log record into out. */
-static void
-ReadLogRecord(BackfillRun *run, int64 logid, TaskOutcome *out)
-{
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(logid)};
-	int			rc;
-	HeapTuple	tup;
-	TupleDesc	desc;
-
-	rc = BackfillStateExec(run->extschema,
-						   psprintf("SELECT rows_before, rows_after, fingerprint_before, fingerprint_after"
-									" FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-									BackfillExtName(run->extschema, "backfill_log_data")),
-						   1, types, values, NULL, 1);
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read record " INT64_FORMAT " of backfill_log", logid);
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	out->log_id = logid;
-	out->rows_before = SPI_getvalue(tup, desc, 1) ? pg_strtoint64(SPI_getvalue(tup, desc, 1)) : -1;
-	out->rows_after = SPI_getvalue(tup, desc, 2) ? pg_strtoint64(SPI_getvalue(tup, desc, 2)) : -1;
-	out->fingerprint_before = SPI_getvalue(tup, desc, 3);
-	out->fingerprint_after = SPI_getvalue(tup, desc, 4);
-}
-
 /*
  * The source's column names, as "a, b"; with reads (else NULL), whether the
  * tables its plan reads include relid or one of its partitions (a table read
@@ -507,16 +483,16 @@ WriteWholeWindow(BackfillTask *task, const char *bound, Oid written, const char 
  * the old rows until commit.  Returns the log record's id.
  */
 static int64
-DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel)
+DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel,
+			 BackfillWriteContext *ctx, BackfillFingerprint *before, BackfillFingerprint *after)
 {
 	bool		through = written == run->targetoid;
 	char	   *scope = through ? TaskScope(run, task, NULL) : NULL;
-	BackfillFingerprint before;
-	BackfillFingerprint after;
 	StringInfoData details;
 	uint64		inserted;
 	BackfillRewriteCounts counts;
 	const char *notwhy = NULL;
+	const char *why = ctx->why;
 
 	LockRelationOid(lockrel, ShareRowExclusiveLock);
 	/* on Citus, writes through a worker go round the coordinator's lock: lock every node */
@@ -528,28 +504,27 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	 * source allows (inplace.c), the rows it held and holds fingerprinted as
 	 * they are read.
 	 */
-	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, &before, &after))
+	if (!through && BackfillRewriteDiffering(written, bound, &counts, &notwhy, before, after))
 		inserted = counts.inserted + counts.unchanged;
 	else
 	{
-		BackfillFingerprintRel(written, scope, false, &before);
+		BackfillFingerprintRel(written, scope, false, before);
 		if (through)
 			RefuseOutsideWindow(run, task, bound);
-		else if (BackfillLogWhy != NULL)
-			BackfillLogWhy = psprintf("%s; but %s, so every row was deleted and inserted again",
-									  BackfillLogWhy, notwhy);
+		else if (why != NULL)
+			why = psprintf("%s; but %s, so every row was deleted and inserted again", why, notwhy);
 		inserted = WriteWholeWindow(task, bound, written, scope);
-		counts.deleted = before.rows;
+		counts.deleted = before->rows;
 		counts.inserted = inserted;
 		counts.unchanged = 0;
 		CommandCounterIncrement();
-		BackfillFingerprintRel(written, scope, false, &after);
+		BackfillFingerprintRel(written, scope, false, after);
 	}
-	if (inserted == 0 && before.rows > 0 && !run->opts.allow_empty)
+	if (inserted == 0 && before->rows > 0 && !run->opts.allow_empty)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("source returned no rows for the window [%s, %s) of task %d, which has " UINT64_FORMAT " rows",
-						task->range_from, task->range_to, task->task, before.rows),
+						task->range_from, task->range_to, task->task, before->rows),
 				 errdetail("Running the task would empty the window of %s.", BackfillQualifiedName(lockrel)),
 				 errhint("If the window really is to be emptied, plan the run with the option allow_empty.")));
 	CommandCounterIncrement();
@@ -565,9 +540,9 @@ DeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid writte
 	appendStringInfoString(&details, ", \"source\": ");
 	escape_json(&details, bound);
 	appendStringInfoChar(&details, '}');
-	return BackfillLogWriteChange(run->extschema, "delete_insert", run->target,
+	return BackfillLogWriteChange(ctx->extschema, "delete_insert", run->target,
 								  lockrel != run->targetoid ? BackfillQualifiedName(lockrel) : NULL,
-								  &before, &after, details.data);
+								  before, after, details.data, ctx->run_id, why);
 }
 
 /* The rows of relid visible to this transaction, counted up to limit. */
@@ -651,206 +626,229 @@ WrittenQuery(BackfillRun *run, BackfillTask *task)
 	return psprintf("SELECT * FROM ONLY %s WHERE %s", rel, TaskScope(run, task, NULL));
 }
 
-/*
- * Reconcile the measures of the written rows with the source's; returns the
- * comparison as jsonb text and sets *ok, and *first to the first measure that
- * differs, in words, or NULL.
- */
-static char *
-Reconcile(BackfillRun *run, const char *written, const char *bound, bool *ok, char **first)
+/* How a task writes its window: chosen in one place (ChooseTaskWrite). */
+typedef enum TaskWrite
 {
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID};
-	Datum		values[4];
-	int			rc;
-	bool		isnull;
-
-	*ok = true;
-	*first = NULL;
-	if (run->opts.reconcile == NIL)
-		return NULL;
-	values[0] = CStringGetTextDatum(written);
-	values[1] = CStringGetTextDatum(bound);
-	values[2] = BackfillTextArray(run->opts.reconcile);
-	values[3] = CStringGetTextDatum(run->opts.reconcile_tolerance);
-	rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r))::pg_catalog.text,"
-										" pg_catalog.bool_and(r.ok),"
-										" (pg_catalog.array_agg(pg_catalog.format('%%s is %%s written, %%s in the source',"
-										"   r.measure, COALESCE(r.target_value::pg_catalog.text, 'NULL'),"
-										"   COALESCE(r.source_value::pg_catalog.text, 'NULL')))"
-										"   FILTER (WHERE NOT r.ok))[1],"
-										" pg_catalog.count(*) FILTER (WHERE NOT r.ok), pg_catalog.count(*)"
-										" FROM %s($1, $2, $3, CAST($4 AS pg_catalog.numeric), false) r",
-										BackfillExtName(run->extschema, "backfill_reconcile")),
-							   4, types, values, NULL, false, 1);
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "backfill_reconcile failed: %s", SPI_result_code_string(rc));
-	*ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (isnull)
-		*ok = true;
-	if (!*ok)
-		*first = psprintf("%s (%s of %s measures differ)",
-						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3),
-						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4),
-						  SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 5));
-	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-}
-
-/* A task's rows that do not reconcile: the first measure that differs in the message. */
-static void
-RaiseUnreconciled(const char *first, const char *comparison)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_CHECK_VIOLATION),
-			 errmsg("reconciliation failed: %s", first),
-			 errdetail("Measures, written and in the source: %s.", comparison)));
-}
-
-/* What ReconcileStaged needs of the task whose replacement calls it. */
-static struct
-{
-	Oid			part;			/* the task's partition */
-	BackfillRun *run;
-	const char *bound;
-	TaskOutcome *out;
-	bool	   *reconciled;
-	MemoryContext cxt;			/* where out's reconcile goes */
-	bool		done;
-} Staged;
+	TASK_WRITE_REPLACE,			/* a partition swapped for a copy filled from the source */
+	TASK_WRITE_MERGE,			/* merged on the run's key (in place, what the source lacks goes) */
+	TASK_WRITE_PARTITION,		/* a small partition deleted and inserted, only the rows that differ */
+	TASK_WRITE_CHUNK			/* a chunk of the target deleted and inserted through it */
+} TaskWrite;
 
 /*
- * BackfillStagedHook of a task's replacement: reconcile its staging table,
- * whose rows the partition will hold, with the source before the swap asks
- * for its locks.  Readers do not wait for the reconcile's reads, and a task
- * that does not reconcile fails without having swapped.
+ * How task writes: a partition is replaced, unless an 'auto' run writes it in
+ * place (small; merged on the key if the run has one, else deleted and
+ * inserted); a 'merge' run merges; a chunk of a plain table is deleted and
+ * inserted.  *why says why, for the log record (or NULL).
  */
-static void
-ReconcileStaged(Oid part, Oid staging)
+static TaskWrite
+ChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 {
-	bool		ok;
-	char	   *first;
-	char	   *comparison;
+	bool		in_place = AutoWritesInPlace(run, task, relid, why);
 
-	/* a replacement the source itself made (through a function it calls) is not the task's */
-	if (part != Staged.part)
-	{
-		BackfillStagedHook = ReconcileStaged;
-		return;
-	}
-	comparison = Reconcile(Staged.run, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
-						   Staged.bound, &ok, &first);
-	Staged.out->reconcile = comparison ? MemoryContextStrdup(Staged.cxt, comparison) : NULL;
-	Staged.done = true;
-	if (Staged.reconciled)
-		*Staged.reconciled = ok;
-	else if (!ok)
-		RaiseUnreconciled(first, comparison);
+	if (in_place)
+		return run->key == NIL ? TASK_WRITE_PARTITION : TASK_WRITE_MERGE;
+	if (strcmp(run->strategy, "merge") == 0)
+		return TASK_WRITE_MERGE;
+	return task->partition ? TASK_WRITE_REPLACE : TASK_WRITE_CHUNK;
+}
+
+/* Rows and fingerprints of what a task wrote, and its record, into out. */
+static void
+TaskWritten(TaskOutcome *out, int64 logid, int64 rows_before, int64 rows_after,
+			const char *fingerprint_before, const char *fingerprint_after)
+{
+	out->log_id = logid;
+	out->rows_before = rows_before;
+	out->rows_after = rows_after;
+	out->fingerprint_before = pstrdup(fingerprint_before);
+	out->fingerprint_after = pstrdup(fingerprint_after);
+}
+
+/* A task's replacement of its partition, into out. */
+static void
+TaskReplace(BackfillRun *run, Oid relid, const char *bound, BackfillWriteContext *ctx,
+			TaskOutcome *out)
+{
+	BackfillReplaceParams p;
+	BackfillReplaceResult r;
+
+	p.part = relid;
+	p.source = bound;
+	p.keep_old = run->opts.keep_old;
+	p.allow_empty = run->opts.allow_empty;
+	p.lock_timeout_ms = run->opts.lock_timeout_ms;
+	p.max_attempts = 5;
+	BackfillReplace(&p, ctx, &r);
+	TaskWritten(out, r.log_id, (int64) r.before.rows, (int64) r.after.rows,
+				BackfillFingerprintText(&r.before), BackfillFingerprintText(&r.after));
+}
+
+/* A task's merge into relid on the run's key, into out; in place, what the source lacks goes. */
+static void
+TaskMerge(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound, bool in_place,
+		  BackfillWriteContext *ctx, TaskOutcome *out)
+{
+	BackfillMergeParams p;
+	BackfillMergeResult r;
+
+	p.target = relid;
+	p.source = bound;
+	p.keys = run->key;
+	p.scope = TaskScope(run, task, NULL);
+	p.delete_missing = in_place || run->opts.delete_missing;
+	p.allow_empty = run->opts.allow_empty;
+	BackfillMerge(&p, ctx, &r);
+	TaskWritten(out, r.log_id, (int64) r.rows_before, (int64) r.rows_after,
+				r.fingerprint_before, r.fingerprint_after);
+}
+
+/* A task's delete and insert into written (rows of lockrel), into out. */
+static void
+TaskDeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid written, Oid lockrel,
+				 BackfillWriteContext *ctx, TaskOutcome *out)
+{
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		logid = DeleteInsert(run, task, bound, written, lockrel, ctx, &before, &after);
+
+	TaskWritten(out, logid, (int64) before.rows, (int64) after.rows,
+				BackfillFingerprintText(&before), BackfillFingerprintText(&after));
 }
 
 /*
- * The work of one task, in the current subtransaction: write the data,
- * reconcile it (a replacement, its staging table before the swap), fill
- * out.  A task that does not reconcile is an error, unless reconciled is
- * given to receive the verdict.
+ * The work of one task, in the current subtransaction, in the write context
+ * ctx: write the data, reconcile it (a replacement, its staging table before
+ * the swap), fill out.  Rows that do not reconcile are an error, unless the
+ * context only reports.
  */
 static void
-WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, bool *reconciled)
+WorkTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, BackfillWriteContext *ctx)
 {
 	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
 	Oid			relid = TaskRelation(run, task);
-	int64		logid;
-	int			rc;
-	bool		isnull;
-	bool		ok;
 	char	   *why = NULL;
-	char	   *first;
-	bool		in_place = AutoWritesInPlace(run, task, relid, &why);
+	TaskWrite	how = ChooseTaskWrite(run, task, relid, &why);
+	bool		in_place = how == TASK_WRITE_PARTITION ||
+		(how == TASK_WRITE_MERGE && strcmp(run->strategy, "auto") == 0);
 
-	Staged.done = false;
-	BackfillLogWhy = why;
+	ctx->why = why;
 	/* in place, the partition is written as it is once locked: checked again under the lock */
 	if (in_place)
 	{
 		LockRelationOid(relid, ShareRowExclusiveLock);
 		RefuseChangedPartition(run, task, relid);
 	}
-	if (in_place && run->key == NIL)
-		rc = -2;
-	else if (task->partition && !in_place && strcmp(run->strategy, "merge") != 0)
+	switch (how)
 	{
-		Oid			types[6] = {TEXTOID, TEXTOID, BOOLOID, BOOLOID, INT4OID, INT4OID};
-		Datum		values[6];
-
-		values[0] = CStringGetTextDatum(task->partition);
-		values[1] = CStringGetTextDatum(bound);
-		values[2] = BoolGetDatum(run->opts.keep_old);
-		values[3] = BoolGetDatum(run->opts.allow_empty);
-		values[4] = Int32GetDatum(run->opts.lock_timeout_ms);
-		values[5] = Int32GetDatum(5);
-		Staged.part = relid;
-		Staged.run = run;
-		Staged.bound = bound;
-		Staged.out = out;
-		Staged.reconciled = reconciled;
-		Staged.cxt = CurrentMemoryContext;
-		BackfillStagedHook = run->opts.reconcile != NIL ? ReconcileStaged : NULL;
-		PG_TRY();
-		{
-			rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
-												BackfillExtName(run->extschema, "backfill_replace_partition")),
-									   6, types, values, NULL, false, 1);
-		}
-		PG_FINALLY();
-		{
-			BackfillStagedHook = NULL;
-		}
-		PG_END_TRY();
+		case TASK_WRITE_REPLACE:
+			TaskReplace(run, relid, bound, ctx, out);
+			break;
+		case TASK_WRITE_MERGE:
+			TaskMerge(run, task, relid, bound, in_place, ctx, out);
+			break;
+		case TASK_WRITE_PARTITION:
+			/* straight into the partition, or through the target under FORCE RLS */
+			TaskDeleteInsert(run, task, bound,
+							 OidIsValid(BackfillForcedRowSecurity(relid)) ? run->targetoid : relid,
+							 relid, ctx, out);
+			break;
+		case TASK_WRITE_CHUNK:
+			TaskDeleteInsert(run, task, bound, run->targetoid, run->targetoid, ctx, out);
+			break;
 	}
-	else if (in_place || strcmp(run->strategy, "merge") == 0)
-	{
-		Oid			types[6] = {OIDOID, TEXTOID, TEXTARRAYOID, TEXTOID, BOOLOID, BOOLOID};
-		Datum		values[6];
-
-		values[0] = ObjectIdGetDatum(relid);
-		values[1] = CStringGetTextDatum(bound);
-		values[2] = BackfillTextArray(run->key);
-		values[3] = CStringGetTextDatum(TaskScope(run, task, NULL));
-		/* in place, the partition must end as the source: what it lacks goes */
-		values[4] = BoolGetDatum(in_place || run->opts.delete_missing);
-		values[5] = BoolGetDatum(run->opts.allow_empty);
-		rc = SPI_execute_with_args(psprintf("SELECT (%s(CAST($1 AS pg_catalog.regclass), $2, $3, $4, $5, $6)).log_id",
-											BackfillExtName(run->extschema, "backfill_merge")),
-								   6, types, values, NULL, false, 1);
-	}
-	else
-		rc = -1;
-
-	if (rc == -2)				/* straight into a small partition, or through the target under FORCE RLS */
-		logid = DeleteInsert(run, task, bound, OidIsValid(BackfillForcedRowSecurity(relid)) ? run->targetoid : relid, relid);
-	else if (rc == -1)
-		logid = DeleteInsert(run, task, bound, run->targetoid, run->targetoid);
-	else
-	{
-		if (rc != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "task %d returned no result", task->task);
-		logid = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	BackfillLogWhy = NULL;
-	ReadLogRecord(run, logid, out);
-	if (Staged.done)
-		return;
-	out->reconcile = Reconcile(run, WrittenQuery(run, task), bound, &ok, &first);
-	if (reconciled)
-		*reconciled = ok;
-	else if (!ok)
-		RaiseUnreconciled(first, out->reconcile);
+	/* a replacement reconciled its copy before its swap */
+	if (how != TASK_WRITE_REPLACE)
+		BackfillWriteReconcile(ctx, WrittenQuery(run, task), bound);
+	out->reconcile = ctx->comparison;
 }
 
 /*
- * Run one task in a subtransaction; a failure is caught and described in
- * out, with the subtransaction (and so the task's data) rolled back.
+ * The write context of a task of run: the run, its measures, its throttle;
+ * for a retry, the old rows the first attempt saw (or NULL).
  */
 static void
-RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+TaskContext(BackfillRun *run, BackfillThrottleState *throttle, const char *expected,
+			BackfillWriteContext *ctx)
+{
+	BackfillWriteContextInit(ctx, run->extschema);
+	ctx->run_id = run->id;
+	ctx->reconcile = run->opts.reconcile;
+	if (run->opts.reconcile != NIL)
+		ctx->tolerance = DirectFunctionCall3(numeric_in, CStringGetDatum(run->opts.reconcile_tolerance),
+											 ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	ctx->expected_before = expected;
+	ctx->throttle = throttle;
+}
+
+/* What a task's error means to the run. */
+typedef enum TaskError
+{
+	TASK_ERROR_FAILED,			/* the task failed: recorded, retried by a later call */
+	TASK_ERROR_GAVE_WAY,		/* it let a session waiting for its locks go first: done again */
+	TASK_ERROR_CANCELLED,		/* this backend was cancelled: recorded, then the call stops */
+	TASK_ERROR_SHUTDOWN			/* the server shuts down: the task stays pending */
+} TaskError;
+
+/*
+ * What edata, a task's error in the write context ctx, means (for a
+ * deadlock found by Citus's detector, edata is rewritten as PostgreSQL's).
+ *
+ * A cancel of this backend that was Citus's distributed deadlock detector
+ * choosing this transaction is a lock conflict: the task is done again, as
+ * when its swap gives way, and as when PostgreSQL's own detector chose it
+ * (40P01, here or on a worker).  Any other cancel of this backend (a
+ * client's, pg_cancel_backend) is recorded, then stops the call.  A 57014
+ * that is not this backend's cancel (a statement timeout, here or on a
+ * worker; a worker's cancel passed on by Citus, or by a foreign server; a
+ * RAISE) is a failure like others: a backend's own cancel is told by its
+ * message's untranslated format, its only mark.  (A statement timeout that
+ * fires with Citus's deadlock cancel reports the timeout: the task fails
+ * instead of being done again.)
+ */
+static TaskError
+ClassifyTaskError(ErrorData *edata, const BackfillWriteContext *ctx)
+{
+	if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+		return TASK_ERROR_SHUTDOWN;
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && edata->message_id != NULL &&
+		strcmp(edata->message_id, "canceling statement due to user request") == 0)
+	{
+		if (!BackfillCitusCancelledByDeadlock())
+			return TASK_ERROR_CANCELLED;
+		edata->sqlerrcode = ERRCODE_T_R_DEADLOCK_DETECTED;
+		edata->message = pstrdup("canceling the transaction since it was involved in a distributed deadlock");
+	}
+	if (edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+		(ctx->gave_way && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE))
+		return TASK_ERROR_GAVE_WAY;
+	return TASK_ERROR_FAILED;
+}
+
+/* A task's failure, error edata of kind kind, into out. */
+static void
+TaskFailed(TaskOutcome *out, ErrorData *edata, TaskError kind, const BackfillWriteContext *ctx)
+{
+	memset(out, 0, sizeof(*out));
+	out->ok = false;
+	out->reconcile = ctx->comparison;	/* the measures that did not reconcile */
+	out->cancelled = kind == TASK_ERROR_CANCELLED;
+	out->throttle_paused = BackfillThrottlePaused(ctx->throttle) != NULL;
+	out->gave_way = kind == TASK_ERROR_GAVE_WAY;
+	out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
+	out->sqlerrcode = edata->sqlerrcode;
+	out->message = pstrdup(edata->message);
+	out->detail = edata->detail ? pstrdup(edata->detail) : NULL;
+	out->rows_before = out->rows_after = -1;
+}
+
+/*
+ * Run one task in a subtransaction, in the write context ctx; a failure is
+ * caught and described in out, with the subtransaction (and so the task's
+ * data) rolled back.
+ */
+static void
+RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, BackfillWriteContext *ctx)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -871,11 +869,7 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		if (timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
-		BackfillLogRunId = run->id;
-		BackfillSwapGaveWay = false;
-		INSTR_TIME_SET_ZERO(BackfillSwapLockedAt);
-		WorkTask(run, task, out, NULL);
-		BackfillLogRunId = 0;
+		WorkTask(run, task, out, ctx);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
@@ -885,54 +879,15 @@ RunTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
 	PG_CATCH();
 	{
 		ErrorData  *edata;
-		char	   *reconcile = out->reconcile;	/* the measures that did not reconcile */
-		bool		cancelled = false;
-		bool		deadlock = false;
+		TaskError	kind;
 
-		BackfillLogRunId = 0;
-		BackfillLogWhy = NULL;
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		edata = BackfillAbortSubtransaction(cxt, owner);
+		kind = ClassifyTaskError(edata, ctx);
 		/* a shutdown stops the run at once: the task stays pending */
-		if (edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN || edata->sqlerrcode == ERRCODE_CRASH_SHUTDOWN)
+		if (kind == TASK_ERROR_SHUTDOWN)
 			ReThrowError(edata);
-
-		/*
-		 * A cancel of this backend that was Citus's distributed deadlock
-		 * detector choosing this transaction is a lock conflict: the task is
-		 * done again, as when its swap gives way, and as when PostgreSQL's
-		 * own detector chose it (40P01, here or on a worker).  Any other
-		 * cancel of this backend (a client's, pg_cancel_backend) is recorded,
-		 * then stops the call.  A 57014 that is not this backend's cancel (a
-		 * statement timeout, here or on a worker; a worker's cancel passed
-		 * on by Citus, or by a foreign server; a RAISE) is a failure like
-		 * others: the message of a backend's own cancel is its format.  (A
-		 * statement timeout that fires with Citus's deadlock cancel reports
-		 * the timeout: the task fails instead of being done again.)
-		 */
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED && edata->message_id != NULL &&
-			strcmp(edata->message_id, "canceling statement due to user request") == 0)
-		{
-			deadlock = BackfillCitusCancelledByDeadlock();
-			cancelled = !deadlock;
-			if (deadlock)
-			{
-				edata->sqlerrcode = ERRCODE_T_R_DEADLOCK_DETECTED;
-				edata->message = pstrdup("canceling the transaction since it was involved in a distributed deadlock");
-			}
-		}
-		memset(out, 0, sizeof(*out));
-		out->ok = false;
-		out->reconcile = reconcile;
-		out->cancelled = cancelled;
-		out->throttle_paused = BackfillThrottlePaused() != NULL;
-		out->gave_way = edata->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
-			(BackfillSwapGaveWay && edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE);
-		out->error = edata->detail ? psprintf("%s (%s)", edata->message, edata->detail) : pstrdup(edata->message);
-		out->sqlerrcode = edata->sqlerrcode;
-		out->message = pstrdup(edata->message);
-		out->detail = edata->detail ? pstrdup(edata->detail) : NULL;
-		out->rows_before = out->rows_after = -1;
+		TaskFailed(out, edata, kind, ctx);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -990,17 +945,17 @@ RecordTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
  * lose the two figures, nothing else.
  */
 static void
-CommitTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out)
+CommitTask(BackfillRun *run, BackfillTask *task, TaskOutcome *out, const BackfillWriteContext *ctx)
 {
 	instr_time	start;
 	double		commit_ms;
-	bool		swapped = !INSTR_TIME_IS_ZERO(BackfillSwapLockedAt);
+	bool		swapped = !INSTR_TIME_IS_ZERO(ctx->locked_at);
 	double		locked_ms;
 
 	INSTR_TIME_SET_CURRENT(start);
 	CommitStep();
 	commit_ms = BackfillMsSince(start);
-	locked_ms = swapped ? BackfillMsSince(BackfillSwapLockedAt) : 0;
+	locked_ms = swapped ? BackfillMsSince(ctx->locked_at) : 0;
 	if (!out->ok)
 		return;
 	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
@@ -1508,6 +1463,7 @@ typedef struct RunCall
 	TimestampTz started;
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 	PlannedTasks *planned;		/* the plan's tasks, checked at the call's first task */
+	BackfillThrottleState *throttle;	/* the run's yield to production, or NULL */
 } RunCall;
 
 /* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
@@ -1580,8 +1536,8 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 		BackfillRunSetStatus(run, "running", NULL);
 	CommitStep();
 	if (BackfillThrottleWanted(&run->opts.throttle))
-		BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
-							run->opts.search_path);
+		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
+											 run->opts.search_path, call->cxt);
 	return true;
 }
 
@@ -1653,10 +1609,10 @@ RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, TaskOutcome
 
 /* Add the time the run spent throttled since the last time, and why, to its row. */
 static void
-RecordThrottled(BackfillRun *run)
+RecordThrottled(BackfillRun *run, BackfillThrottleState *throttle)
 {
 	char	   *reason;
-	double		seconds = BackfillThrottleTake(&reason);
+	double		seconds = BackfillThrottleTake(throttle, &reason);
 	Oid			types[3] = {INT8OID, FLOAT8OID, TEXTOID};
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', reason ? ' ' : 'n'};
@@ -1680,11 +1636,11 @@ RecordThrottled(BackfillRun *run)
  * any, was rolled back and stays pending.
  */
 static void
-ThrottlePause(BackfillRun *run)
+ThrottlePause(BackfillRun *run, BackfillThrottleState *throttle)
 {
-	char	   *why = pstrdup(BackfillThrottlePaused());
+	char	   *why = pstrdup(BackfillThrottlePaused(throttle));
 
-	RecordThrottled(run);
+	RecordThrottled(run, throttle);
 	BackfillRunSetStatus(run, "paused", why);
 	BackfillRunUnschedule(run);
 	CommitStep();
@@ -1704,11 +1660,12 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	TaskOutcome out;
 	bool		claimed;
 	char		expected[BACKFILL_BEFORE_LEN];	/* the old rows when a swap first gave way */
+	BackfillWriteContext ctx;
 
 	/* before the task, outside any lock: wait while production needs it, or pause */
-	if (!BackfillThrottleWait())
+	if (!BackfillThrottleWait(call->throttle))
 	{
-		ThrottlePause(run);
+		ThrottlePause(run, call->throttle);
 		return false;
 	}
 	claimed = ClaimTask(run, call->failed_here, &task);
@@ -1747,21 +1704,19 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	 * that session goes on, then do the task again.  A write that session
 	 * made into the partition meanwhile went into the old rows: the next
 	 * replacement must find them as the first left them, or refuse to swap
-	 * (BackfillReplaceExpected), so that the write is never discarded.
+	 * (the context's expected_before), so that the write is never discarded.
 	 */
 	expected[0] = '\0';
 	for (int gave = 1;; gave++)
 	{
-		BackfillReplaceLastBefore[0] = '\0';
-		BackfillReplaceExpected = expected[0] ? expected : NULL;
-		RunTask(run, &task, &out);
-		BackfillReplaceExpected = NULL;
+		TaskContext(run, call->throttle, expected[0] ? expected : NULL, &ctx);
+		RunTask(run, &task, &out, &ctx);
 		if (expected[0] == '\0' && out.gave_way)
-			strlcpy(expected, BackfillReplaceLastBefore, sizeof(expected));
+			strlcpy(expected, ctx.before, sizeof(expected));
 		out.gave_ways = gave - 1;
 		if (out.throttle_paused)
 		{
-			ThrottlePause(run);
+			ThrottlePause(run, call->throttle);
 			return false;
 		}
 		if (out.gave_way)
@@ -1775,7 +1730,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		BackfillBackOff(gave, run->opts.lock_timeout_ms);
 	}
 	RecordTask(run, &task, &out);
-	RecordThrottled(run);
+	RecordThrottled(run, call->throttle);
 	if (!out.ok)
 	{
 		MemoryContext old = MemoryContextSwitchTo(call->cxt);
@@ -1787,7 +1742,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		if (!run->opts.on_error_continue || out.cancelled)
 			RaiseTaskFailed(call, run, &task, &out);
 	}
-	CommitTask(run, &task, &out);
+	CommitTask(run, &task, &out, &ctx);
 	ReportTask(run, &task, &out, call->started, call->done_here);
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
@@ -1830,7 +1785,7 @@ backfill_run(PG_FUNCTION_ARGS)
 				break;
 		}
 	}
-	BackfillThrottleDisarm();
+	BackfillThrottleDisarm(call.throttle);
 	SPI_finish();
 	if (call.stop_error)
 		ereport(ERROR,
@@ -1941,7 +1896,7 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 {
 	BackfillPart bp;
 	char	   *stagename;
-	char	   *first;			/* the dry run shows every measure */
+	BackfillWriteContext ctx;
 
 	BackfillLockPart(relid, "task", bound, false, &bp);
 	BackfillRefuseReferencedPartition(&bp);
@@ -1950,7 +1905,12 @@ DryRunSwap(BackfillRun *run, Oid relid, const char *bound, DryRun *dr)
 	Compare(run, psprintf("SELECT * FROM ONLY %s", bp.qualname), InvalidSnapshot,
 			psprintf("SELECT * FROM %s", stagename), &dr->added, &dr->removed, &dr->changed,
 			&dr->changed_null, &dr->sample);
-	dr->reconcile = Reconcile(run, psprintf("SELECT * FROM %s", stagename), bound, &dr->reconciled, &first);
+	/* the dry run shows every measure */
+	TaskContext(run, NULL, NULL, &ctx);
+	ctx.report_only = true;
+	BackfillWriteReconcile(&ctx, psprintf("SELECT * FROM %s", stagename), bound);
+	dr->reconcile = ctx.comparison;
+	dr->reconciled = ctx.reconciled;
 }
 
 /* A task that writes in place: done as the task does it, compared with the rows before. */
@@ -1962,6 +1922,7 @@ DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound
 								BackfillQualifiedName(relid), scope);
 	Snapshot	old;
 	TaskOutcome out;
+	BackfillWriteContext ctx;
 
 	BackfillFingerprintRel(relid, scope, false, &dr->before);
 	if (run->key != NIL)
@@ -1970,7 +1931,10 @@ DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound
 	/* without a key: the window's rows before the task (on this snapshot) and after it */
 	old = RegisterSnapshot(GetTransactionSnapshot());
 	memset(&out, 0, sizeof(out));
-	WorkTask(run, task, &out, &dr->reconciled);
+	TaskContext(run, NULL, NULL, &ctx);
+	ctx.report_only = true;
+	WorkTask(run, task, &out, &ctx);
+	dr->reconciled = ctx.reconciled;
 	BackfillFingerprintRel(relid, scope, false, &dr->after);
 	if (run->key == NIL)
 		Compare(run, rows, old, rows, &dr->added, &dr->removed, &dr->changed, &dr->changed_null, &dr->sample);
@@ -2013,12 +1977,7 @@ DryRunCompute(BackfillRun *run, BackfillTask *task, DryRun *dr)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
-		BackfillLogWhy = NULL;
-		edata = BackfillAbortSubtransaction(cxt, owner);
-
-		ReThrowError(edata);
+		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
 	}
 	PG_END_TRY();
 }

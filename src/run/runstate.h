@@ -13,7 +13,7 @@
 #include "fmgr.h"
 #include "nodes/pg_list.h"
 
-#include "run/throttle.h"
+#include "base/throttle.h"
 
 /* The options of a run, defaults filled in. */
 /*

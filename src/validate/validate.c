@@ -44,6 +44,9 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/pg_class.h"
+#include "common/jsonapi.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 
 #include "base/compat.h"
 #include "base/relation.h"
@@ -537,6 +540,122 @@ MeasuresArg(FunctionCallInfo fcinfo, int argno)
 	return measures;
 }
 
+/* A measure's value as text, "NULL" for none. */
+static char *
+NumericText(bool isnull, Datum d)
+{
+	return isnull ? "NULL" : DatumGetCString(DirectFunctionCall1(numeric_out, d));
+}
+
+/*
+ * Compute the measures over target and source (queries checked by the
+ * caller) and compare them within tolerance (numeric, zero or more): one
+ * BackfillMeasure per measure, in the caller's memory, into *out.  Returns
+ * how many differ.  Reads on fresh snapshots, as the caller, in an SPI
+ * connection of its own.
+ */
+int
+BackfillReconcile(const char *target, const char *source, List *measures, Datum tolerance,
+				  BackfillMeasure **out)
+{
+	int			n = list_length(measures);
+	BackfillMeasure *m = palloc0(sizeof(BackfillMeasure) * n);
+	Datum	   *tv;
+	Datum	   *sv;
+	bool	   *tnull;
+	bool	   *snull;
+	int			bad = 0;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	tv = ComputeMeasures(target, "target", measures, &tnull);
+	sv = ComputeMeasures(source, "source", measures, &snull);
+	SPI_finish();
+
+	for (int i = 0; i < n; i++)
+	{
+		m[i].measure = (char *) list_nth(measures, i);
+		m[i].target = tv[i];
+		m[i].target_null = tnull[i];
+		m[i].source = sv[i];
+		m[i].source_null = snull[i];
+		if (tnull[i] || snull[i])
+		{
+			m[i].difference_null = true;
+			m[i].ok = tnull[i] && snull[i];
+		}
+		else
+		{
+			m[i].difference = DirectFunctionCall2(numeric_sub, tv[i], sv[i]);
+			/* equal infinities or NaNs are equal, though their difference is NaN */
+			m[i].ok = DatumGetBool(DirectFunctionCall2(numeric_eq, tv[i], sv[i])) ||
+				DatumGetBool(DirectFunctionCall2(numeric_le,
+												 DirectFunctionCall1(numeric_abs, m[i].difference),
+												 tolerance));
+		}
+		if (!m[i].ok)
+			bad++;
+	}
+	*out = m;
+	return bad;
+}
+
+/* A measure's value in JSON, as to_jsonb writes a numeric: a number, or a string ("NaN"). */
+static void
+AppendJsonNumeric(StringInfo buf, bool isnull, Datum d)
+{
+	char	   *text = NumericText(isnull, d);
+
+	if (isnull)
+		appendStringInfoString(buf, "null");
+	else if (IsValidJsonNumber(text, strlen(text)))
+		appendStringInfoString(buf, text);
+	else
+		escape_json(buf, text);
+}
+
+/*
+ * The comparison as jsonb text: an array of {measure, target_value,
+ * source_value, difference, ok}, one per measure, as backfill_reconcile's
+ * rows would be aggregated with jsonb_agg.
+ */
+char *
+BackfillMeasuresJson(const BackfillMeasure *m, int n)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < n; i++)
+	{
+		appendStringInfoString(&buf, i > 0 ? ", {\"measure\": " : "{\"measure\": ");
+		escape_json(&buf, m[i].measure);
+		appendStringInfoString(&buf, ", \"target_value\": ");
+		AppendJsonNumeric(&buf, m[i].target_null, m[i].target);
+		appendStringInfoString(&buf, ", \"source_value\": ");
+		AppendJsonNumeric(&buf, m[i].source_null, m[i].source);
+		appendStringInfoString(&buf, ", \"difference\": ");
+		AppendJsonNumeric(&buf, m[i].difference_null, m[i].difference);
+		appendStringInfo(&buf, ", \"ok\": %s}", m[i].ok ? "true" : "false");
+	}
+	appendStringInfoChar(&buf, ']');
+	/* in jsonb's own order and spacing */
+	return DatumGetCString(DirectFunctionCall1(jsonb_out, DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data))));
+}
+
+/* The first measure that differs, in words ("sum(x) is 3 written, 4 in the source"), or NULL. */
+char *
+BackfillFirstDifference(const BackfillMeasure *m, int n, const char *target_side,
+						const char *source_side)
+{
+	for (int i = 0; i < n; i++)
+		if (!m[i].ok)
+			return psprintf("%s is %s %s, %s %s", m[i].measure,
+							NumericText(m[i].target_null, m[i].target), target_side,
+							NumericText(m[i].source_null, m[i].source), source_side);
+	return NULL;
+}
+
 PG_FUNCTION_INFO_V1(backfill_reconcile);
 
 /*
@@ -554,13 +673,9 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	List	   *measures = NIL;
 	Datum		tolerance;
 	bool		raise;
-	Datum	   *tv;
-	Datum	   *sv;
-	bool	   *tnull;
-	bool	   *snull;
+	BackfillMeasure *m;
 	int			n;
-	int			bad = 0;
-	char	   *first = NULL;	/* the first measure that differs, for the message */
+	int			bad;
 	StringInfoData detail;
 
 	measures = MeasuresArg(fcinfo, 2);
@@ -585,59 +700,38 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	raise = PG_GETARG_BOOL(4);
 
 	InitMaterializedSRF(fcinfo, 0);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	tv = ComputeMeasures(target, "target", measures, &tnull);
-	sv = ComputeMeasures(source, "source", measures, &snull);
-	SPI_finish();
+	bad = BackfillReconcile(target, source, measures, tolerance, &m);
 
 	initStringInfo(&detail);
 	for (int i = 0; i < n; i++)
 	{
 		Datum		values[5];
-		bool		nulls[5] = {false, false, false, false, false};
-		bool		ok;
+		bool		nulls[5];
 
-		values[0] = CStringGetTextDatum((char *) list_nth(measures, i));
-		values[1] = tv[i];
-		nulls[1] = tnull[i];
-		values[2] = sv[i];
-		nulls[2] = snull[i];
-		if (tnull[i] || snull[i])
-		{
-			nulls[3] = true;
-			ok = tnull[i] && snull[i];
-		}
-		else
-		{
-			values[3] = DirectFunctionCall2(numeric_sub, tv[i], sv[i]);
-			/* equal infinities or NaNs are equal, though their difference is NaN */
-			ok = DatumGetBool(DirectFunctionCall2(numeric_eq, tv[i], sv[i])) ||
-				DatumGetBool(DirectFunctionCall2(numeric_le,
-												 DirectFunctionCall1(numeric_abs, values[3]),
-												 tolerance));
-		}
-		values[4] = BoolGetDatum(ok);
-		if (!ok)
-		{
-#define NUMTEXT(isnull, d) ((isnull) ? "NULL" : DatumGetCString(DirectFunctionCall1(numeric_out, (d))))
+		values[0] = CStringGetTextDatum(m[i].measure);
+		nulls[0] = false;
+		values[1] = m[i].target;
+		nulls[1] = m[i].target_null;
+		values[2] = m[i].source;
+		nulls[2] = m[i].source_null;
+		values[3] = m[i].difference;
+		nulls[3] = m[i].difference_null;
+		values[4] = BoolGetDatum(m[i].ok);
+		nulls[4] = false;
+		if (!m[i].ok)
 			appendStringInfo(&detail, "%s%s: target %s, source %s, difference %s",
-							 bad > 0 ? "\n" : "", (char *) list_nth(measures, i),
-							 NUMTEXT(tnull[i], tv[i]), NUMTEXT(snull[i], sv[i]),
-							 NUMTEXT(nulls[3], values[3]));
-			if (bad == 0)
-				first = psprintf("%s is %s in target, %s in source", (char *) list_nth(measures, i),
-								 NUMTEXT(tnull[i], tv[i]), NUMTEXT(snull[i], sv[i]));
-			bad++;
-		}
+							 detail.len > 0 ? "\n" : "", m[i].measure,
+							 NumericText(m[i].target_null, m[i].target),
+							 NumericText(m[i].source_null, m[i].source),
+							 NumericText(m[i].difference_null, m[i].difference));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
 	if (bad > 0 && raise)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHECK_VIOLATION),
-				 errmsg("reconciliation failed: %s (%d of %d %s)", first,
+				 errmsg("reconciliation failed: %s (%d of %d %s)",
+						BackfillFirstDifference(m, n, "in target", "in source"),
 						bad, n, n == 1 ? "measure differs" : "measures differ"),
 				 errdetail_internal("%s", detail.data),
 				 errhint("The tolerance is %s. Find the rows behind the difference with backfill_diff before publishing.",

@@ -72,6 +72,8 @@
 #include "hash/rowhash.h"
 #include "record/log.h"
 #include "validate/validate.h"
+#include "write/context.h"
+#include "write/merge.h"
 
 /*
  * Run a statement we built on the snapshot snap (its command ID kept up to
@@ -369,9 +371,9 @@ typedef struct MergeSql
  * writers until the end of the transaction; returns its OID.
  */
 static Oid
-MergeLockTarget(FunctionCallInfo fcinfo, bool delete_missing)
+MergeLockTarget(Oid target, bool delete_missing)
 {
-	Oid			relid = PG_GETARG_OID(0);
+	Oid			relid = target;
 	AclMode		needed;
 
 	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
@@ -389,10 +391,10 @@ MergeLockTarget(FunctionCallInfo fcinfo, bool delete_missing)
 				 errmsg("permission denied to merge into table %s", BackfillQualifiedName(relid)),
 				 errdetail("backfill_merge needs SELECT, INSERT and UPDATE%s on it.",
 						   delete_missing ? ", and DELETE with delete_missing" : "")));
-	relid = BackfillOpenRelArg(fcinfo, 0, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
-							   ShareRowExclusiveLock);
+	relid = BackfillOpenRel(target, "target", BACKFILL_REL_TABLE | BACKFILL_REL_PARTITIONED,
+							ShareRowExclusiveLock);
 	/* a table that took the name while we waited: its rights too */
-	if (relid != PG_GETARG_OID(0) &&
+	if (relid != target &&
 		pg_class_aclmask(relid, GetUserId(), needed, ACLMASK_ALL) != needed)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -592,7 +594,7 @@ MergeWrite(MergeSql *m, Snapshot snap, bool delete_missing, uint64 *deleted)
 
 /* Log the merge (inside SPI); returns the log record's id. */
 static int64
-MergeLog(FunctionCallInfo fcinfo, MergeSql *m, bool delete_missing, uint64 inserted,
+MergeLog(BackfillWriteContext *ctx, MergeSql *m, bool delete_missing, uint64 inserted,
 		 uint64 updated, uint64 deleted, int64 srcrows,
 		 BackfillFingerprint *before, BackfillFingerprint *after)
 {
@@ -612,8 +614,8 @@ MergeLog(FunctionCallInfo fcinfo, MergeSql *m, bool delete_missing, uint64 inser
 	escape_json(&details, m->source);
 	appendStringInfoChar(&details, '}');
 
-	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), "merge", m->target, NULL,
-								  before, after, details.data);
+	return BackfillLogWriteChange(ctx->extschema, "merge", m->target, NULL,
+								  before, after, details.data, ctx->run_id, ctx->why);
 }
 
 /*
@@ -645,28 +647,30 @@ MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
 				 errhint("If the scope must really be emptied, pass allow_empty => true.")));
 }
 
-/* Check backfill_merge's arguments into m (the target is looked up later). */
+/* Check backfill_merge's arguments into p. */
 static void
-MergeReadArgs(FunctionCallInfo fcinfo, MergeSql *m, bool *delete_missing, bool *allow_empty)
+MergeReadArgs(FunctionCallInfo fcinfo, BackfillMergeParams *p)
 {
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("target must not be NULL")));
-	m->source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
-	m->keys = BackfillKeyArg(fcinfo, 2);
+	p->target = PG_GETARG_OID(0);
+	p->source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	p->keys = BackfillKeyArg(fcinfo, 2);
+	p->scope = NULL;
 	if (!PG_ARGISNULL(3))
-		m->scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
+		p->scope = BackfillCheckExpr(TextDatumGetCString(PG_GETARG_DATUM(3)), "scope");
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("delete_missing must not be NULL")));
-	*delete_missing = PG_GETARG_BOOL(4);
+	p->delete_missing = PG_GETARG_BOOL(4);
 	if (PG_ARGISNULL(5))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("allow_empty must not be NULL")));
-	*allow_empty = PG_GETARG_BOOL(5);
+	p->allow_empty = PG_GETARG_BOOL(5);
 }
 
 /*
@@ -752,38 +756,30 @@ MergeBuildSql(MergeSql *m)
 	MergeBoundToSource(m);
 }
 
-PG_FUNCTION_INFO_V1(backfill_merge);
-
 /*
- * backfill_merge(target regclass, source text, key text[], scope text,
- *				  delete_missing boolean, allow_empty boolean) RETURNS backfill_merge_result
+ * Merge p->source into p->target on p->keys within p->scope, in the context
+ * ctx: lock the target, prove the key on both sides, write, record.  Into r
+ * what it did.
  */
-Datum
-backfill_merge(PG_FUNCTION_ARGS)
+void
+BackfillMerge(const BackfillMergeParams *p, BackfillWriteContext *ctx, BackfillMergeResult *r)
 {
 	MergeSql	m;
-	bool		delete_missing;
-	bool		allow_empty;
 	const char *nsp;
 	Snapshot	snap;
 	BackfillFingerprint before;
 	BackfillFingerprint after;
 	int64		srcrows;
-	uint64		inserted;
 	uint64		merged;
-	uint64		deleted;
-	int64		logid;
-	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {false};
+	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&m, 0, sizeof(m));
-	MergeReadArgs(fcinfo, &m, &delete_missing, &allow_empty);
-	PreventCommandIfReadOnly("backfill_merge()");
-	BackfillRequireCoordinator("backfill_merge");
+	m.source = p->source;
+	m.keys = p->keys;
+	m.scope = p->scope;
 
 	/* the rights first, then the lock that keeps writers out until commit */
-	m.relid = MergeLockTarget(fcinfo, delete_missing);
+	m.relid = MergeLockTarget(p->target, p->delete_missing);
 	m.attnums = BackfillRelColumns(m.relid, m.keys, "key");
 	(void) BackfillCheckKeyTypes(m.relid, m.keys, m.attnums);
 
@@ -792,7 +788,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	m.only = get_rel_relkind(m.relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ";
 	m.keylist = BackfillColumnListText(m.keys);
 	m.tscope = m.scope ? psprintf("((\n%s\n))", m.scope) : "true";
-	nsp = quote_identifier(get_namespace_name(BackfillExtensionSchema(fcinfo)));
+	nsp = quote_identifier(get_namespace_name(ctx->extschema));
 	m.changefn = psprintf("%s.backfill_would_change", nsp);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -812,24 +808,54 @@ backfill_merge(PG_FUNCTION_ARGS)
 	 */
 	snap = RegisterSnapshot(GetTransactionSnapshot());
 	srcrows = MergeGuards(&m, snap);
-	if (delete_missing)
-		MergeDeleteGuards(&m, snap, srcrows, allow_empty);
+	if (p->delete_missing)
+		MergeDeleteGuards(&m, snap, srcrows, p->allow_empty);
 	BackfillFingerprintRel(m.relid, m.scope, false, &before);
-	merged = MergeWrite(&m, snap, delete_missing, &deleted);
+	merged = MergeWrite(&m, snap, p->delete_missing, &r->deleted);
 	UnregisterSnapshot(snap);
 	BackfillFingerprintRel(m.relid, m.scope, false, &after);
-	inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) deleted);
+	r->inserted = (uint64) ((int64) after.rows - (int64) before.rows + (int64) r->deleted);
+	r->updated = merged - r->inserted;
+	r->unchanged = srcrows - (int64) merged;
+	r->rows_before = before.rows;
+	r->rows_after = after.rows;
+	r->fingerprint_before = MemoryContextStrdup(caller, BackfillFingerprintText(&before));
+	r->fingerprint_after = MemoryContextStrdup(caller, BackfillFingerprintText(&after));
 
-	logid = MergeLog(fcinfo, &m, delete_missing, inserted, merged - inserted, deleted, srcrows,
-					 &before, &after);
+	r->log_id = MergeLog(ctx, &m, p->delete_missing, r->inserted, r->updated, r->deleted, srcrows,
+						 &before, &after);
 	SPI_finish();
+}
+
+PG_FUNCTION_INFO_V1(backfill_merge);
+
+/*
+ * backfill_merge(target regclass, source text, key text[], scope text,
+ *				  delete_missing boolean, allow_empty boolean) RETURNS backfill_merge_result
+ */
+Datum
+backfill_merge(PG_FUNCTION_ARGS)
+{
+	BackfillMergeParams p;
+	BackfillMergeResult r;
+	BackfillWriteContext ctx;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {false};
+
+	MergeReadArgs(fcinfo, &p);
+	PreventCommandIfReadOnly("backfill_merge()");
+	BackfillRequireCoordinator("backfill_merge");
+
+	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
+	BackfillMerge(&p, &ctx, &r);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	values[0] = Int64GetDatum((int64) inserted);
-	values[1] = Int64GetDatum((int64) (merged - inserted));
-	values[2] = Int64GetDatum((int64) deleted);
-	values[3] = Int64GetDatum(srcrows - (int64) merged);
-	values[4] = Int64GetDatum(logid);
+	values[0] = Int64GetDatum((int64) r.inserted);
+	values[1] = Int64GetDatum((int64) r.updated);
+	values[2] = Int64GetDatum((int64) r.deleted);
+	values[3] = Int64GetDatum(r.unchanged);
+	values[4] = Int64GetDatum(r.log_id);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

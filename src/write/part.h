@@ -51,6 +51,7 @@ typedef struct BackfillPart
 	Oid			defaultpart;	/* the parent's DEFAULT partition, or InvalidOid */
 	char	   *distcol;		/* the parent's distribution column when it is a Citus
 								 * distributed table (citus_swap.c), else NULL */
+	struct BackfillWriteContext *ctx;	/* the write's context (context.h), or NULL */
 } BackfillPart;
 
 extern bool BackfillInBound(BackfillBound *b, Datum key, bool isnull);

@@ -6,8 +6,8 @@
  * backfill_replace_partition recomputes one leaf partition from a query and
  * swaps the result in atomically (staging.c builds and fills the copy,
  * swap.c swaps it), then writes one backfill_log record, all in the caller's
- * transaction (a run, through BackfillStagedHook, reconciles the copy before
- * the swap).  While the copy is filled the partition is held in SHARE ROW
+ * transaction (a run's task, through the write context, has the copy
+ * reconciled before the swap).  While the copy is filled the partition is held in SHARE ROW
  * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
  * would be lost by the swap), DDL that reaches the partition waits, a second
  * replacement of the same partition waits for the first and then works on
@@ -402,12 +402,13 @@ SwapDetails(BackfillPart *bp, BackfillSwapResult *sr, BackfillStageTimes *times,
 
 /* Write the backfill_log record of a swap and return its id. */
 static int64
-LogSwap(FunctionCallInfo fcinfo, const char *operation, BackfillPart *bp, BackfillSwapResult *sr,
+LogSwap(BackfillWriteContext *ctx, const char *operation, BackfillPart *bp, BackfillSwapResult *sr,
 		BackfillFingerprint *before, BackfillFingerprint *after, BackfillStageTimes *times,
 		const char *extra_key, const char *extra)
 {
-	return BackfillLogWriteChange(BackfillExtensionSchema(fcinfo), operation, bp->qualparent, bp->qualname,
-								  before, after, SwapDetails(bp, sr, times, extra_key, extra));
+	return BackfillLogWriteChange(ctx->extschema, operation, bp->qualparent, bp->qualname,
+								  before, after, SwapDetails(bp, sr, times, extra_key, extra),
+								  ctx->run_id, ctx->why);
 }
 
 /*
@@ -471,25 +472,17 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	return staging;
 }
 
-BackfillStagedHookType BackfillStagedHook = NULL;
-
 /*
- * A run trying a task again after its swap gave way: the fingerprint the
- * partition had, under the first attempt's lock, before it let the lock go.
- * Taken by the next replacement (and cleared), which refuses to swap if the
- * partition holds other rows now: a write that went into the old rows while
- * the task backed off would be discarded, acknowledged and lost.
+ * Note the old rows' fingerprint in the context; refuse if they are not those
+ * a retry expects.  A run trying a task again after its swap gave way passes
+ * the old rows the first attempt saw under its lock, before it let the lock
+ * go: a write that went into them while the task backed off would be
+ * discarded, acknowledged and lost.
  */
-const char *BackfillReplaceExpected = NULL;
-
-/* The fingerprint of the old rows the last replacement of this backend saw under its lock. */
-char		BackfillReplaceLastBefore[BACKFILL_BEFORE_LEN] = "";
-
-/* Note the old rows' fingerprint; refuse, as above, if they are not those expected. */
 static void
-RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before)
+RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before, BackfillWriteContext *ctx)
 {
-	const char *expected = BackfillReplaceExpected;
+	const char *expected = ctx->expected_before;
 	Relation	rel = RelationIdGetRelation(bp->part);
 	int			columns = RelationGetDescr(rel)->natts;
 	const char *now = psprintf(UINT64_FORMAT " rows of %d columns, %s", before->rows, columns,
@@ -499,8 +492,7 @@ RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before)
 	bool		changed;
 
 	RelationClose(rel);
-	BackfillReplaceExpected = NULL;
-	strlcpy(BackfillReplaceLastBefore, now, sizeof(BackfillReplaceLastBefore));
+	strlcpy(ctx->before, now, sizeof(ctx->before));
 	if (expected == NULL)
 		return;
 
@@ -521,6 +513,41 @@ RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before)
 				 errhint("Nothing was replaced. To replace the rows written meanwhile with the source's too, try the task again (backfill_retry).")));
 }
 
+/*
+ * Replace partition p->part by the rows of p->source, in the context ctx:
+ * stage the new rows, reconcile them when the context asks (before the swap
+ * asks for its locks, so readers do not wait for it), swap them in, record
+ * the replacement.  Into r what it did.
+ */
+void
+BackfillReplace(const BackfillReplaceParams *p, BackfillWriteContext *ctx, BackfillReplaceResult *r)
+{
+	BackfillPart bp;
+	BackfillStageTimes times;
+	Oid			staging;
+	Oid			argtypes[2];
+	int			nargs;
+	ParamListInfo params;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillLockPart(p->part, "part", p->source, true, &bp);
+	bp.ctx = ctx;
+	BackfillCheckOwnerMayCreate(&bp);
+	params = BoundParams(&bp, &nargs, argtypes);
+	staging = BackfillStage(&bp, p->source, nargs, argtypes, params, p->allow_empty,
+							&r->before, &r->after, &times);
+	RefuseWrittenMeanwhile(&bp, &r->before, ctx);
+	if (ctx->reconcile != NIL)
+		BackfillWriteReconcile(ctx, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
+							   p->source);
+
+	BackfillSwapIn(&bp, staging, p->keep_old, p->lock_timeout_ms, p->max_attempts, &r->swap);
+
+	r->log_id = LogSwap(ctx, "replace", &bp, &r->swap, &r->before, &r->after, &times, "source", p->source);
+	SPI_finish();
+}
+
 PG_FUNCTION_INFO_V1(backfill_replace_partition);
 
 /*
@@ -531,58 +558,27 @@ PG_FUNCTION_INFO_V1(backfill_replace_partition);
 Datum
 backfill_replace_partition(PG_FUNCTION_ARGS)
 {
-	const char *source;
-	bool		keep_old;
-	bool		allow_empty;
-	int			lock_timeout_ms;
-	int			max_attempts;
-	BackfillPart bp;
-	BackfillFingerprint before;
-	BackfillFingerprint after;
-	BackfillSwapResult sr;
-	BackfillStageTimes times;
-	Oid			staging;
-	Oid			argtypes[2];
-	int			nargs;
-	ParamListInfo params;
-	int64		logid;
-	Datum		result;
+	BackfillReplaceParams p;
+	BackfillReplaceResult r;
+	BackfillWriteContext ctx;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("part must not be NULL")));
-	source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
-	keep_old = BoolArg(fcinfo, 2, "keep_old");
-	allow_empty = BoolArg(fcinfo, 3, "allow_empty");
-	lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
-	max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
+	p.part = PG_GETARG_OID(0);
+	p.source = BackfillCheckQuery(BackfillArgText(fcinfo, 1, "source"), "source");
+	p.keep_old = BoolArg(fcinfo, 2, "keep_old");
+	p.allow_empty = BoolArg(fcinfo, 3, "allow_empty");
+	p.lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
+	p.max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
 	PreventCommandIfReadOnly("backfill_replace_partition()");
 	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	BackfillLockPart(PG_GETARG_OID(0), "part", source, true, &bp);
-	BackfillCheckOwnerMayCreate(&bp);
-	params = BoundParams(&bp, &nargs, argtypes);
-	staging = BackfillStage(&bp, source, nargs, argtypes, params, allow_empty, &before, &after, &times);
-	RefuseWrittenMeanwhile(&bp, &before);
-	if (BackfillStagedHook)
-	{
-		BackfillStagedHookType hook = BackfillStagedHook;
-
-		BackfillStagedHook = NULL;
-		hook(bp.part, staging);
-	}
-
-	BackfillSwapIn(&bp, staging, keep_old, lock_timeout_ms, max_attempts, &sr);
-
-	logid = LogSwap(fcinfo, "replace", &bp, &sr, &before, &after, &times, "source", source);
-
-	SPI_finish();
-	result = SwapResultDatum(fcinfo, &sr, &before, &after, logid);
-	PG_RETURN_DATUM(result);
+	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
+	BackfillReplace(&p, &ctx, &r);
+	PG_RETURN_DATUM(SwapResultDatum(fcinfo, &r.swap, &r.before, &r.after, r.log_id));
 }
 
 /*
@@ -657,7 +653,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	BackfillSwapResult sr;
 	int			nest;
 	int64		newlogid;
-	Datum		result;
+	BackfillWriteContext ctx;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -670,9 +666,10 @@ backfill_undo(PG_FUNCTION_ARGS)
 	BackfillRequireCoordinator("backfill_undo");
 	BackfillRefuseTransactionSnapshot("backfill_undo");
 
+	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	ReadUndoRecord(BackfillExtensionSchema(fcinfo), logid, &partname, &logged_after, &archivename,
+	ReadUndoRecord(ctx.extschema, logid, &partname, &logged_after, &archivename,
 				   &targetoid);
 
 	archive = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(archivename)),
@@ -691,10 +688,11 @@ backfill_undo(PG_FUNCTION_ARGS)
 						logid, partname)));
 
 	/* detached since (by retention, say), or a table that took the partition's name */
-	BackfillRefuseUndoDetached(BackfillExtensionSchema(fcinfo), logid, partoid, partname,
+	BackfillRefuseUndoDetached(ctx.extschema, logid, partoid, partname,
 							   targetoid, archivename);
 
 	BackfillLockPart(partoid, "the partition of the record", NULL, false, &bp);
+	bp.ctx = &ctx;
 	if (!BackfillRelOwnerCheck(archive, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -726,10 +724,9 @@ backfill_undo(PG_FUNCTION_ARGS)
 
 	BackfillSwapIn(&bp, archive, true, lock_timeout_ms, max_attempts, &sr);
 
-	newlogid = LogSwap(fcinfo, "undo", &bp, &sr, &before, &after, NULL, "undoes",
+	newlogid = LogSwap(&ctx, "undo", &bp, &sr, &before, &after, NULL, "undoes",
 					   psprintf(INT64_FORMAT, logid));
 
 	SPI_finish();
-	result = SwapResultDatum(fcinfo, &sr, &before, &after, newlogid);
-	PG_RETURN_DATUM(result);
+	PG_RETURN_DATUM(SwapResultDatum(fcinfo, &sr, &before, &after, newlogid));
 }

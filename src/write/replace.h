@@ -13,24 +13,33 @@
 #include "nodes/params.h"
 
 #include "hash/fingerprint.h"
+#include "write/context.h"
 #include "write/part.h"
+#include "write/swap.h"
 #include "write/staging.h"
 
-/*
- * Called by backfill_replace_partition once its staging table is filled,
- * indexed and checked, before the swap asks for its locks, with the staging
- * table (whose rows the partition will hold): a run sets it to reconcile
- * those rows while readers still go on.  It is cleared before it is called,
- * so it runs for one replacement only.
- */
-typedef void (*BackfillStagedHookType) (Oid part, Oid staging);
-extern PGDLLIMPORT BackfillStagedHookType BackfillStagedHook;
+/* What to replace, and how: backfill_replace_partition's arguments, checked. */
+typedef struct BackfillReplaceParams
+{
+	Oid			part;			/* the partition, as passed (its name is followed) */
+	const char *source;			/* a checked query; $1 and $2 are the partition's bound */
+	bool		keep_old;		/* keep the old rows in an archive table */
+	bool		allow_empty;	/* a source with no rows may empty the partition */
+	int			lock_timeout_ms;	/* each attempt's wait for the swap's locks */
+	int			max_attempts;
+} BackfillReplaceParams;
 
-/* the old rows of a partition, as text: their count and fingerprint */
-#define BACKFILL_BEFORE_LEN 64
-extern PGDLLIMPORT const char *BackfillReplaceExpected;
-extern PGDLLIMPORT char BackfillReplaceLastBefore[BACKFILL_BEFORE_LEN];
+/* What a replacement did. */
+typedef struct BackfillReplaceResult
+{
+	BackfillSwapResult swap;
+	BackfillFingerprint before;
+	BackfillFingerprint after;
+	int64		log_id;			/* its record in backfill_log */
+} BackfillReplaceResult;
 
+extern void BackfillReplace(const BackfillReplaceParams *p, BackfillWriteContext *ctx,
+							BackfillReplaceResult *r);
 extern void BackfillDescribeBound(BackfillPart *bp);
 extern void BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_params,
 							 BackfillPart *bp);

@@ -77,7 +77,15 @@
 #include "hash/rowhash.h"
 #include "write/assign.h"
 #include "write/part.h"
+#include "write/context.h"
 #include "write/staging.h"
+
+/* The throttle of the write replacing bp, or NULL. */
+static BackfillThrottleState *
+WriteThrottle(BackfillPart *bp)
+{
+	return bp->ctx ? bp->ctx->throttle : NULL;
+}
 
 /* ", WITH (a = 'b', ...)" for the storage parameters of relid, or "". */
 static char *
@@ -417,8 +425,7 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 		ReindexNamingPartition(bp, qualname);
 	times->index_ms = BackfillMsSince(start);
 	/* the index builds' pages are paid for here, before the swap's locks */
-	if (BackfillFillHook)
-		BackfillFillHook();
+	BackfillThrottleFillPoint(WriteThrottle(bp));
 	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	INSTR_TIME_SET_CURRENT(start);
 	if (bp->distcol)
@@ -567,9 +574,7 @@ typedef struct FillReceiver
 #define FILL_BATCH_ROWS		1000
 #define FILL_BATCH_BYTES	65535
 
-BackfillFillHookType BackfillFillHook = NULL;
-
-/* Write the batch, frozen, and empty it; then the hook, if set. */
+/* Write the batch, frozen, and empty it; then yield to production, if the write's run does. */
 static void
 FlushBatch(FillReceiver *r)
 {
@@ -585,8 +590,7 @@ FlushBatch(FillReceiver *r)
 	r->nbatch = 0;
 	r->batchbytes = 0;
 	ResetPerTupleExprContext(r->estate);
-	if (BackfillFillHook)
-		BackfillFillHook();
+	BackfillThrottleFillPoint(WriteThrottle(r->bp));
 }
 
 /* The next slot of the batch, empty. */

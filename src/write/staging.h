@@ -24,14 +24,6 @@ typedef struct BackfillStageTimes
 	double		analyze_ms;		/* planner statistics gathered */
 } BackfillStageTimes;
 
-/*
- * Called between the batches of a fill and after the index builds, with no
- * lock taken but the fill's own: a run's throttle sets it (it may sleep, or
- * raise to stop the task).
- */
-typedef void (*BackfillFillHookType) (void);
-extern PGDLLIMPORT BackfillFillHookType BackfillFillHook;
-
 extern Oid	BackfillCreateStaging(BackfillPart *bp);
 extern SPIPlanPtr BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 									  int nargs, Oid *argtypes);

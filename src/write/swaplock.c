@@ -69,13 +69,16 @@
 #include "base/citus.h"
 #include "base/spi_util.h"
 #include "write/citus_swap.h"
+#include "write/context.h"
 #include "write/swaplock.h"
 
-/* Set when the last swap gave way to a session waiting for it (see backfill_run). */
-bool		BackfillSwapGaveWay = false;
-
-/* When the last swap's locks were all held; zero until a swap takes them (see backfill_run). */
-instr_time	BackfillSwapLockedAt;
+/* Tell the write's context that its swap gives way to a session waiting for it (a run tries again). */
+static void
+GiveWay(BackfillPart *bp)
+{
+	if (bp->ctx)
+		bp->ctx->gave_way = true;
+}
 
 /* The tables that the foreign keys of the partition and its ancestors point to, in OID order. */
 static List *
@@ -144,7 +147,7 @@ RefuseQueuedWriters(BackfillPart *bp)
 
 	if (who != NULL)
 	{
-		BackfillSwapGaveWay = true;
+		GiveWay(bp);
 		ereport(ERROR,
 				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 				 errmsg("could not swap partition %s: a write waits for it while holding %s",
@@ -191,7 +194,7 @@ RefuseWaitersOnUs(BackfillPart *bp, Datum rels, bool parent)
 	if (SPI_processed == 0)
 		return;
 	held = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	BackfillSwapGaveWay = true;
+	GiveWay(bp);
 	ereport(ERROR,
 			(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 			 errmsg("could not swap partition %s: a session holding %s waits for this backfill",
@@ -355,7 +358,8 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 	Datum		rels = SwapRelations(bp, referenced, parent);
 	int			slice = Min(lock_timeout_ms, Max(DeadlockTimeout / 2, 1));
 
-	BackfillSwapGaveWay = false;
+	if (bp->ctx)
+		bp->ctx->gave_way = false;
 	for (int attempt = 1;; attempt++)
 	{
 		Oid			blocked = InvalidOid;
@@ -369,7 +373,8 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 			blocked = TryLockForSwap(bp, referenced, parent, Min(slice, lock_timeout_ms - waited));
 			if (!OidIsValid(blocked))
 			{
-				INSTR_TIME_SET_CURRENT(BackfillSwapLockedAt);
+				if (bp->ctx)
+					INSTR_TIME_SET_CURRENT(bp->ctx->locked_at);
 				return attempt;
 			}
 			/* who held it, read at once */

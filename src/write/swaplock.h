@@ -13,8 +13,6 @@
 #include "portability/instr_time.h"
 #include "write/part.h"
 
-extern bool BackfillSwapGaveWay;
-extern instr_time BackfillSwapLockedAt;
 extern int	BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_attempts);
 extern void BackfillBackOff(int attempt, int lock_timeout_ms);
 

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * src/run/throttle.h
+ * src/base/throttle.h
  *		A run that yields to production: replica and slot lag, the user's
  *		load queries, an I/O budget.
  *
@@ -30,15 +30,20 @@ typedef struct BackfillThrottle
 #define BACKFILL_THROTTLE_TIMEOUT_MS	(30 * 60 * 1000)
 #define BACKFILL_THROTTLE_INTERVAL_MS	250
 
+/* A call's throttle, armed with its run's options (NULL: none, every function a no-op). */
+typedef struct BackfillThrottleState BackfillThrottleState;
+
 extern bool BackfillThrottleWanted(const BackfillThrottle *t);
 extern void BackfillThrottleCheck(const BackfillThrottle *t, Oid owner, const char *search_path,
 								  Oid extschema);
-extern void BackfillThrottleArm(const BackfillThrottle *t, int64 runid, Oid extschema, Oid owner,
-								const char *search_path);
-extern void BackfillThrottleDisarm(void);
-extern bool BackfillThrottleWait(void);
-extern const char *BackfillThrottlePaused(void);
-extern double BackfillThrottleTake(char **reason);
+extern BackfillThrottleState *BackfillThrottleArm(const BackfillThrottle *opts, int64 runid,
+												  Oid extschema, Oid owner,
+												  const char *search_path, MemoryContext cxt);
+extern void BackfillThrottleDisarm(BackfillThrottleState *t);
+extern bool BackfillThrottleWait(BackfillThrottleState *t);
+extern void BackfillThrottleFillPoint(BackfillThrottleState *t);
+extern const char *BackfillThrottlePaused(BackfillThrottleState *t);
+extern double BackfillThrottleTake(BackfillThrottleState *t, char **reason);
 extern void BackfillSleep(double ms);
 extern char *BackfillDuration(double s);
 

@@ -1,17 +1,18 @@
 /*-------------------------------------------------------------------------
  *
- * src/run/throttle.c
+ * src/base/throttle.c
  *		A run that yields to production: it waits while a standby replays
  *		too far behind, while a logical slot holds too much WAL, while the
  *		user's throttle_query says the server is busy; it pauses itself when
  *		critical_query says so, or when a wait lasts too long; and it spends
  *		an I/O budget inside a task's fill, as VACUUM's cost-based delay does.
  *
- * A call of backfill_run arms the throttle with its run's options and
- * disarms it at its end (or at the abort of its transaction).  While armed,
- * the conditions are looked at before each task, outside any lock, and
- * between batches of a replacement's fill (FlushBatch calls
- * BackfillFillHook), at most every throttle_interval_ms.  The fill holds
+ A call of backfill_run arms a throttle with its run's options (the state
+ * lives in the call's memory, and goes with it) and passes it to the writes
+ * of its tasks.  The conditions are looked at before each task, outside any
+ * lock, and between batches of a replacement's fill (FlushBatch calls
+ * BackfillThrottleFillPoint with the throttle of the write's context), at
+ * most every throttle_interval_ms.  The fill holds
  * the partition it replaces in SHARE ROW EXCLUSIVE mode, so a wait there
  * delays writers of that past partition, never its readers; the swap, which
  * takes locks readers wait for, has no throttle point.  A merge or an
@@ -64,8 +65,7 @@
 #include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
-#include "run/throttle.h"
-#include "write/staging.h"
+#include "base/throttle.h"
 
 /* flushed positions seen, oldest first: at most this many, thinned when full */
 #define LAG_SAMPLES 256
@@ -76,14 +76,14 @@ typedef struct LagSample
 	XLogRecPtr	lsn;
 } LagSample;
 
-static struct
+struct BackfillThrottleState
 {
-	bool		armed;
 	BackfillThrottle opts;
 	int64		runid;
 	Oid			extschema;
 	Oid			owner;			/* the role calling the run: the user's queries run as it */
 	char	   *search_path;
+	MemoryContext cxt;			/* the state's own, under the call's */
 	TimestampTz last_check;
 	BufferUsage last_usage;
 	double		balance;
@@ -93,10 +93,7 @@ static struct
 	char	   *paused;			/* why the run must pause, once it must */
 	LagSample	samples[LAG_SAMPLES];
 	int			nsamples;
-}			th;
-
-static MemoryContext ThrottleContext = NULL;
-static bool callback_registered = false;
+};
 
 /* Whether any throttle option is set. */
 bool
@@ -154,44 +151,44 @@ Bytes(int64 n)
 
 /* Remember that lsn was flushed at now (if it moved), thinning the oldest half when full. */
 static void
-SampleFlushed(TimestampTz now, XLogRecPtr lsn)
+SampleFlushed(BackfillThrottleState *t, TimestampTz now, XLogRecPtr lsn)
 {
-	if (th.nsamples > 0 && th.samples[th.nsamples - 1].lsn >= lsn)
+	if (t->nsamples > 0 && t->samples[t->nsamples - 1].lsn >= lsn)
 		return;
-	if (th.nsamples == LAG_SAMPLES)
+	if (t->nsamples == LAG_SAMPLES)
 	{
 		/* keep the oldest and every other one: the span stays, the resolution halves */
 		int			kept = 0;
 
 		for (int i = 0; i < LAG_SAMPLES; i += 2)
-			th.samples[kept++] = th.samples[i];
-		th.nsamples = kept;
+			t->samples[kept++] = t->samples[i];
+		t->nsamples = kept;
 	}
-	th.samples[th.nsamples].at = now;
-	th.samples[th.nsamples].lsn = lsn;
-	th.nsamples++;
+	t->samples[t->nsamples].at = now;
+	t->samples[t->nsamples].lsn = lsn;
+	t->nsamples++;
 }
 
 /* At least how far behind (ms) a standby is that has replayed up to lsn. */
 static double
-SampledLag(TimestampTz now, XLogRecPtr replayed)
+SampledLag(BackfillThrottleState *t, TimestampTz now, XLogRecPtr replayed)
 {
 	int			lo = 0;
-	int			hi = th.nsamples;
+	int			hi = t->nsamples;
 
 	/* the oldest sample beyond what it replayed: it was flushed here then */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (th.samples[mid].lsn > replayed)
+		if (t->samples[mid].lsn > replayed)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	if (lo == th.nsamples)
+	if (lo == t->nsamples)
 		return 0;
-	return (double) (now - th.samples[lo].at) / 1000.0;
+	return (double) (now - t->samples[lo].at) / 1000.0;
 }
 
 /*
@@ -212,20 +209,20 @@ NameListed(List *names, const char *name)
 
 /* Why the standbys are too far behind, or NULL. */
 static char *
-ReplicaLagReason(void)
+ReplicaLagReason(BackfillThrottleState *t)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
-	List	   *names = th.opts.replicas;
+	List	   *names = t->opts.replicas;
 	char	   *worst = NULL;
 	double		worst_ms = -1;
 	uint64		n;
 	SPITupleTable *tt;
 	ListCell   *lc;
 
-	SampleFlushed(now, flushed);
+	SampleFlushed(t, now, flushed);
 	/* the physical standbys: a logical walsender streams from a logical slot */
-	if (BackfillStateExec(th.extschema,
+	if (BackfillStateExec(t->extschema,
 						  "SELECT s.application_name, s.state, s.replay_lsn,"
 						  " COALESCE(pg_catalog.date_part('epoch', s.replay_lag)"
 						  "   OPERATOR(pg_catalog.*) 1000::pg_catalog.float8, 0::pg_catalog.float8)"
@@ -279,28 +276,28 @@ ReplicaLagReason(void)
 		if (DatumGetLSN(replay) >= flushed)
 			continue;
 		ms = Max(DatumGetFloat8(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &isnull)),
-				 SampledLag(now, DatumGetLSN(replay)));
+				 SampledLag(t, now, DatumGetLSN(replay)));
 		if (ms > worst_ms)
 		{
 			worst_ms = ms;
 			worst = name;
 		}
 	}
-	if (worst && worst_ms > th.opts.max_replica_lag_ms)
+	if (worst && worst_ms > t->opts.max_replica_lag_ms)
 		return psprintf("standby \"%s\" replays %s behind (max_replica_lag_ms %d)", worst, BackfillDuration(worst_ms / 1000.0),
-						th.opts.max_replica_lag_ms);
+						t->opts.max_replica_lag_ms);
 	return NULL;
 }
 
 /* Why a logical slot holds too much WAL, or NULL. */
 static char *
-SlotLagReason(void)
+SlotLagReason(BackfillThrottleState *t)
 {
 	bool		isnull;
 	int64		behind;
 
 	/* a slot whose WAL is gone is no consumer any more */
-	if (BackfillStateExec(th.extschema,
+	if (BackfillStateExec(t->extschema,
 						  "SELECT l.slot_name, pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(),"
 						  "   l.confirmed_flush_lsn)::pg_catalog.int8"
 						  " FROM pg_catalog.pg_replication_slots l"
@@ -312,11 +309,11 @@ SlotLagReason(void)
 	if (SPI_processed == 0)
 		return NULL;
 	behind = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (isnull || behind <= th.opts.max_slot_lag_bytes)
+	if (isnull || behind <= t->opts.max_slot_lag_bytes)
 		return NULL;
 	return psprintf("logical slot \"%s\" is %s behind (max_slot_lag_bytes " INT64_FORMAT ")",
 					SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), Bytes(behind),
-					th.opts.max_slot_lag_bytes);
+					t->opts.max_slot_lag_bytes);
 }
 
 /* options.NAME, at plan time: one query that only reads, of one boolean column. */
@@ -337,11 +334,20 @@ CheckBooleanQuery(const char *sql, const char *option)
 	SPI_freeplan(plan);
 }
 
+/* The option a user's query is, and the run it is run for. */
+typedef struct UserQueryWhere
+{
+	const char *option;
+	int64		runid;
+} UserQueryWhere;
+
 /* A failure of a user's query at run time names the option and the run. */
 static void
 QueryContext(void *arg)
 {
-	errcontext("options.%s of run " INT64_FORMAT, (const char *) arg, th.runid);
+	UserQueryWhere *where = (UserQueryWhere *) arg;
+
+	errcontext("options.%s of run " INT64_FORMAT, where->option, where->runid);
 }
 
 /*
@@ -350,9 +356,11 @@ QueryContext(void *arg)
  * value (false for no row or NULL).
  */
 static bool
-UserQuery(const char *sql, const char *option, Oid owner, const char *search_path, bool run)
+UserQuery(const char *sql, const char *option, Oid owner, const char *search_path, bool run,
+		  int64 runid)
 {
 	ErrorContextCallback cb;
+	UserQueryWhere where = {option, runid};
 	Oid			saved_userid;
 	int			saved_sec;
 	int			nest;
@@ -360,7 +368,7 @@ UserQuery(const char *sql, const char *option, Oid owner, const char *search_pat
 	TupleDesc	desc;
 
 	cb.callback = QueryContext;
-	cb.arg = (void *) option;
+	cb.arg = (void *) &where;
 	cb.previous = error_context_stack;
 	if (run)
 		error_context_stack = &cb;
@@ -406,27 +414,27 @@ UserQuery(const char *sql, const char *option, Oid owner, const char *search_pat
  * (critical_query returned true).
  */
 static char *
-ThrottleReason(bool *pause)
+ThrottleReason(BackfillThrottleState *t, bool *pause)
 {
 	char	   *why = NULL;
 
 	*pause = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (th.opts.critical_query &&
-		UserQuery(th.opts.critical_query, "critical_query", th.owner, th.search_path, true))
+	if (t->opts.critical_query &&
+		UserQuery(t->opts.critical_query, "critical_query", t->owner, t->search_path, true, t->runid))
 	{
 		*pause = true;
 		why = "options.critical_query returned true";
 	}
-	if (why == NULL && th.opts.max_replica_lag_ms > 0)
-		why = ReplicaLagReason();
-	if (why == NULL && th.opts.max_slot_lag_bytes > 0)
-		why = SlotLagReason();
-	if (why == NULL && th.opts.throttle_query &&
-		UserQuery(th.opts.throttle_query, "throttle_query", th.owner, th.search_path, true))
+	if (why == NULL && t->opts.max_replica_lag_ms > 0)
+		why = ReplicaLagReason(t);
+	if (why == NULL && t->opts.max_slot_lag_bytes > 0)
+		why = SlotLagReason(t);
+	if (why == NULL && t->opts.throttle_query &&
+		UserQuery(t->opts.throttle_query, "throttle_query", t->owner, t->search_path, true, t->runid))
 		why = "options.throttle_query returned true";
-	why = why ? MemoryContextStrdup(ThrottleContext, why) : NULL;
+	why = why ? MemoryContextStrdup(t->cxt, why) : NULL;
 	SPI_finish();
 	return why;
 }
@@ -435,90 +443,79 @@ ThrottleReason(bool *pause)
  * Arming and waiting.
  */
 
-/* At the abort of the call's transaction, the throttle goes with it. */
-static void
-ThrottleXactCallback(XactEvent event, void *arg)
+/*
+ * The fill's point of yield: the I/O budget, then the conditions when they
+ * are due.  Raises 57000 (operator intervention) when the run must pause.
+ * Nothing with no throttle.
+ */
+void
+BackfillThrottleFillPoint(BackfillThrottleState *t)
 {
-	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
-		BackfillThrottleDisarm();
-}
-
-/* The fill's hook: the I/O budget, then the conditions when they are due. */
-static void
-ThrottleFillPoint(void)
-{
-	if (!th.armed)
+	if (t == NULL)
 		return;
-	if (th.opts.cost_limit > 0)
+	if (t->opts.cost_limit > 0)
 	{
 		BufferUsage *u = &pgBufferUsage;
-		BufferUsage *l = &th.last_usage;
+		BufferUsage *l = &t->last_usage;
 
-		th.balance += (double) VacuumCostPageHit * (u->shared_blks_hit - l->shared_blks_hit +
+		t->balance += (double) VacuumCostPageHit * (u->shared_blks_hit - l->shared_blks_hit +
 													u->local_blks_hit - l->local_blks_hit) +
 			(double) VacuumCostPageMiss * (u->shared_blks_read - l->shared_blks_read +
 										   u->local_blks_read - l->local_blks_read) +
 			(double) VacuumCostPageDirty * (u->shared_blks_dirtied - l->shared_blks_dirtied +
 											u->local_blks_dirtied - l->local_blks_dirtied);
-		th.last_usage = *u;
-		if (th.balance >= th.opts.cost_limit)
+		t->last_usage = *u;
+		if (t->balance >= t->opts.cost_limit)
 		{
-			double		ms = Min((double) th.opts.cost_delay_ms * th.balance / th.opts.cost_limit, 1000.0);
+			double		ms = Min((double) t->opts.cost_delay_ms * t->balance / t->opts.cost_limit, 1000.0);
 
 			BackfillSleep(ms);
-			th.cost_ms += ms;
-			th.balance = 0;
+			t->cost_ms += ms;
+			t->balance = 0;
 		}
 	}
-	if (TimestampDifferenceExceeds(th.last_check, GetCurrentTimestamp(), th.opts.throttle_interval_ms) &&
-		!BackfillThrottleWait())
+	if (TimestampDifferenceExceeds(t->last_check, GetCurrentTimestamp(), t->opts.throttle_interval_ms) &&
+		!BackfillThrottleWait(t))
 		ereport(ERROR,
 				(errcode(ERRCODE_OPERATOR_INTERVENTION),
-				 errmsg("run " INT64_FORMAT " pauses: %s", th.runid, th.paused)));
+				 errmsg("run " INT64_FORMAT " pauses: %s", t->runid, t->paused)));
 }
 
-/* Arm the throttle for a call of run runid (copying what it needs). */
-void
-BackfillThrottleArm(const BackfillThrottle *t, int64 runid, Oid extschema, Oid owner,
-					const char *search_path)
+/*
+ * A throttle for a call of run runid (copying what it needs), in memory of
+ * its own under cxt: it goes with the call, even when the call fails.
+ */
+BackfillThrottleState *
+BackfillThrottleArm(const BackfillThrottle *opts, int64 runid, Oid extschema, Oid owner,
+					const char *search_path, MemoryContext cxt)
 {
-	MemoryContext old;
+	MemoryContext own = AllocSetContextCreate(cxt, "backfill throttle", ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(own);
+	BackfillThrottleState *t = palloc0(sizeof(BackfillThrottleState));
 	ListCell   *lc;
 
-	if (ThrottleContext == NULL)
-		ThrottleContext = AllocSetContextCreate(TopMemoryContext, "backfill throttle", ALLOCSET_SMALL_SIZES);
-	if (!callback_registered)
-	{
-		RegisterXactCallback(ThrottleXactCallback, NULL);
-		callback_registered = true;
-	}
-	BackfillThrottleDisarm();
-	old = MemoryContextSwitchTo(ThrottleContext);
-	th.opts = *t;
-	th.opts.replicas = NIL;
-	foreach(lc, t->replicas)
-		th.opts.replicas = lappend(th.opts.replicas, pstrdup((char *) lfirst(lc)));
-	th.opts.throttle_query = t->throttle_query ? pstrdup(t->throttle_query) : NULL;
-	th.opts.critical_query = t->critical_query ? pstrdup(t->critical_query) : NULL;
-	th.search_path = pstrdup(search_path);
+	t->cxt = own;
+	t->opts = *opts;
+	t->opts.replicas = NIL;
+	foreach(lc, opts->replicas)
+		t->opts.replicas = lappend(t->opts.replicas, pstrdup((char *) lfirst(lc)));
+	t->opts.throttle_query = opts->throttle_query ? pstrdup(opts->throttle_query) : NULL;
+	t->opts.critical_query = opts->critical_query ? pstrdup(opts->critical_query) : NULL;
+	t->search_path = pstrdup(search_path);
 	MemoryContextSwitchTo(old);
-	th.runid = runid;
-	th.extschema = extschema;
-	th.owner = owner;
-	th.last_usage = pgBufferUsage;
-	th.armed = true;
-	BackfillFillHook = ThrottleFillPoint;
+	t->runid = runid;
+	t->extschema = extschema;
+	t->owner = owner;
+	t->last_usage = pgBufferUsage;
+	return t;
 }
 
-/* Disarm the throttle. */
+/* Free a throttle (NULL: none). */
 void
-BackfillThrottleDisarm(void)
+BackfillThrottleDisarm(BackfillThrottleState *t)
 {
-	if (BackfillFillHook == ThrottleFillPoint)
-		BackfillFillHook = NULL;
-	memset(&th, 0, sizeof(th));
-	if (ThrottleContext)
-		MemoryContextReset(ThrottleContext);
+	if (t != NULL)
+		MemoryContextDelete(t->cxt);
 }
 
 /*
@@ -527,54 +524,54 @@ BackfillThrottleDisarm(void)
  * throttle_timeout_ms): BackfillThrottlePaused says why.
  */
 bool
-BackfillThrottleWait(void)
+BackfillThrottleWait(BackfillThrottleState *t)
 {
 	TimestampTz started = 0;
 	char	   *why;
 	bool		pause;
 
-	if (!th.armed)
+	if (t == NULL)
 		return true;
 	for (;;)
 	{
-		why = ThrottleReason(&pause);
-		th.last_check = GetCurrentTimestamp();
+		why = ThrottleReason(t, &pause);
+		t->last_check = GetCurrentTimestamp();
 		if (why == NULL || pause)
 			break;
-		th.reason = why;
+		t->reason = why;
 		if (started == 0)
 		{
-			started = th.last_check;
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", th.runid, why)));
+			started = t->last_check;
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", t->runid, why)));
 		}
-		else if (TimestampDifferenceExceeds(started, th.last_check, th.opts.throttle_timeout_ms))
+		else if (TimestampDifferenceExceeds(started, t->last_check, t->opts.throttle_timeout_ms))
 		{
 			pause = true;
-			why = MemoryContextStrdup(ThrottleContext,
+			why = MemoryContextStrdup(t->cxt,
 									  psprintf("waited %s (throttle_timeout_ms): %s",
-											   BackfillDuration(th.opts.throttle_timeout_ms / 1000.0), why));
+											   BackfillDuration(t->opts.throttle_timeout_ms / 1000.0), why));
 			break;
 		}
-		BackfillSleep(th.opts.throttle_interval_ms);
+		BackfillSleep(t->opts.throttle_interval_ms);
 	}
 	if (started != 0)
 	{
 		double		ms = (double) (GetCurrentTimestamp() - started) / 1000.0;
 
-		th.waited_ms += ms;
+		t->waited_ms += ms;
 		if (!pause)
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", th.runid, BackfillDuration(ms / 1000.0))));
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", t->runid, BackfillDuration(ms / 1000.0))));
 	}
 	if (pause)
-		th.paused = th.reason = why;
+		t->paused = t->reason = why;
 	return !pause;
 }
 
 /* Why the run must pause, or NULL. */
 const char *
-BackfillThrottlePaused(void)
+BackfillThrottlePaused(BackfillThrottleState *t)
 {
-	return th.armed ? th.paused : NULL;
+	return t ? t->paused : NULL;
 }
 
 /*
@@ -582,14 +579,19 @@ BackfillThrottlePaused(void)
  * budget's sleeps), and into *reason the last reason, or NULL.
  */
 double
-BackfillThrottleTake(char **reason)
+BackfillThrottleTake(BackfillThrottleState *t, char **reason)
 {
-	double		s = (th.waited_ms + th.cost_ms) / 1000.0;
+	double		s;
 
-	*reason = th.reason ? pstrdup(th.reason) :
-		th.cost_ms > 0 ? psprintf("the I/O budget (cost_limit %d)", th.opts.cost_limit) : NULL;
-	th.waited_ms = th.cost_ms = 0;
-	th.reason = NULL;
+	*reason = NULL;
+	if (t == NULL)
+		return 0;
+	s = (t->waited_ms + t->cost_ms) / 1000.0;
+
+	*reason = t->reason ? pstrdup(t->reason) :
+		t->cost_ms > 0 ? psprintf("the I/O budget (cost_limit %d)", t->opts.cost_limit) : NULL;
+	t->waited_ms = t->cost_ms = 0;
+	t->reason = NULL;
 	return s;
 }
 
@@ -602,9 +604,9 @@ void
 BackfillThrottleCheck(const BackfillThrottle *t, Oid owner, const char *search_path, Oid extschema)
 {
 	if (t->throttle_query)
-		(void) UserQuery(t->throttle_query, "throttle_query", owner, search_path, false);
+		(void) UserQuery(t->throttle_query, "throttle_query", owner, search_path, false, 0);
 	if (t->critical_query)
-		(void) UserQuery(t->critical_query, "critical_query", owner, search_path, false);
+		(void) UserQuery(t->critical_query, "critical_query", owner, search_path, false, 0);
 	if (t->max_replica_lag_ms > 0)
 	{
 		Oid			extowner = BackfillRelOwner(get_relname_relid("backfill_runs_data", extschema));
