@@ -6,7 +6,12 @@ folder and the folders below it, never one above, and no group of files may use 
 a circle.  "Use" is read two ways:
 
 - the #include "folder/file.h" lines of every .c and .h file under src/;
-- the symbols each object file needs (nm's U lines), found in the object that defines them.
+- the symbols each object file needs (nm's U lines), found in the object that defines them;
+- at run time, the SQL text a file builds: a string literal that calls one of our own SQL
+  functions (backfill_NAME( in the text, or "backfill_NAME" passed to BackfillExtName) uses
+  the file whose C function backfill--1.0.sql binds NAME to.  Text in an error report
+  (errmsg, errhint, ...) is words, not a call; a command for pg_cron (a comment just before
+  says "pg_cron runs in a session of its own") is run by pg_cron, not by the file.
 
 A header belongs to the .c file of the same name beside it (write/swap.h to write/swap.c), so
 including it is using that file; a header with no such twin (base/compat.h) stands alone.
@@ -14,8 +19,9 @@ docs/architecture.md must list the layers in the same order, as `src/FOLDER/` in
 column of its table, and name every .c file of the tree in its folder's row, bottom first.
 
     check_layers.py               check the tree (objects from the last build, if any)
-    check_layers.py --self-test   plant an upward include and an include cycle in copies of
-                                  the tree, and show that each is refused
+    check_layers.py --self-test   plant an upward include, an include cycle, a file outside the
+                                  layers and an upward call through SQL in copies of the
+                                  tree, and show that each is refused
 
 Prints each offending pair (or the files of each cycle) and exits 1; else one line, exit 0.
 """
@@ -88,6 +94,49 @@ def symbol_edges(files):
 		for g, ss in by.items():
 			edges.append((f, g, 'calls ' + ', '.join(sorted(ss))))
 	return edges, len(objs)
+
+
+SQLFUNC = re.compile(r"CREATE (?:FUNCTION|PROCEDURE|AGGREGATE) @extschema@\.(backfill_\w+)\(.*?"
+					 r"(?:AS 'MODULE_PATHNAME', '(\w+)'|;)", re.S)
+LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+REPORT = re.compile(r'\b(errmsg|errmsg_plural|errhint|errdetail|errdetail_internal|errcontext|elog)\b')
+
+
+def sql_edges(files):
+	"""(from, to, why) for every SQL call, in text a file builds, of one of our functions."""
+	with open(os.path.join(ROOT, 'backfill--1.0.sql'), encoding='utf-8') as fh:
+		script = fh.read()
+	symbols = {name: sym for name, sym in SQLFUNC.findall(script) if sym}
+	defined = {}
+	for f in files:
+		if f.endswith('.c'):
+			with open(os.path.join(SRC, f), encoding='utf-8') as fh:
+				for sym in re.findall(r'^(\w+)\(PG_FUNCTION_ARGS\)', fh.read(), re.M):
+					defined[sym] = f
+	edges = []
+	for f in files:
+		if not f.endswith('.c'):
+			continue
+		with open(os.path.join(SRC, f), encoding='utf-8') as fh:
+			lines = fh.read().split('\n')
+		in_report = False
+		cron_until = 0
+		for n, line in enumerate(lines, 1):
+			if 'pg_cron runs in a session of its own' in line:
+				cron_until = n + 8		# the comment, then its statement
+			# an error report's words run from its function to the end of its statement
+			if REPORT.search(line):
+				in_report = True
+			if not in_report and n > cron_until:
+				for lit in LITERAL.findall(line):
+					for name in set(re.findall(r'\b(backfill_\w+)\s*\(', lit)) | \
+							({lit} if lit in symbols and 'BackfillExtName' in line else set()):
+						g = defined.get(symbols.get(name, ''))
+						if g and g != f:
+							edges.append((f, g, 'calls %s through SQL (line %d)' % (name, n)))
+			if in_report and line.rstrip().endswith(';'):
+				in_report = False
+	return edges
 
 
 def graph_pairs(graph):
@@ -176,7 +225,7 @@ def check(root):
 	files = [f for f in files if layer(f) is not None]
 	edges = include_edges(files)
 	sym, nobj = symbol_edges(files)
-	edges += sym
+	edges += sym + sql_edges(files)
 	graph, why = {}, {}
 	for a, b, w in edges:
 		if layer(b) > layer(a):
@@ -202,6 +251,8 @@ def self_test(root):
 		('an upward include', 'base/spi_util.c', '#include "run/runstate.h"\n'),
 		('an include cycle', 'base/spi_util.h', '#include "base/relation.h"\n'),
 		('a file in no layer', 'misc/stray.h', '/* a header outside the layers */\n'),
+		('an upward call through SQL', 'write/archive.c',
+		 'static const char *planted = "CALL backfill_run(1)";\n'),
 	]
 	bad = 0
 	problems = check(root)[0]
@@ -212,6 +263,7 @@ def self_test(root):
 		try:
 			shutil.copytree(os.path.join(root, 'src'), os.path.join(tmp, 'src'))
 			shutil.copytree(os.path.join(root, 'docs'), os.path.join(tmp, 'docs'))
+			shutil.copy(os.path.join(root, 'backfill--1.0.sql'), tmp)
 			path = os.path.join(tmp, 'src', target)
 			os.makedirs(os.path.dirname(path), exist_ok=True)
 			mode = 'a' if os.path.exists(path) else 'w'

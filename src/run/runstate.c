@@ -804,6 +804,7 @@ CronJobIsOurs(const char *cron, BackfillRun *run)
 
 	values[0] = Int64GetDatum(run->cron_job);
 	values[1] = CStringGetTextDatum(psprintf("backfill_run_" INT64_FORMAT, run->id));
+	/* a command pg_cron runs in a session of its own (not a call from here) */
 	values[2] = CStringGetTextDatum(psprintf("CALL %s.backfill_run(" INT64_FORMAT ", ",
 											 quote_identifier(get_namespace_name(run->extschema)), run->id));
 	rc = SPI_execute_with_args(psprintf("SELECT 1 FROM %s.job WHERE jobid OPERATOR(pg_catalog.=) $1"
@@ -1129,7 +1130,11 @@ backfill_schedule(PG_FUNCTION_ARGS)
 
 	WarnIfCronCannotRun(run.id);
 
-	/* one CALL alone: pg_cron runs anything more as one transaction, where it cannot commit */
+	/*
+	 * A command pg_cron runs in a session of its own (not a call from here):
+	 * one CALL alone, as pg_cron runs anything more as one transaction, where
+	 * it cannot commit.
+	 */
 	values[0] = CStringGetTextDatum(psprintf("backfill_run_" INT64_FORMAT, run.id));
 	values[1] = CStringGetTextDatum(schedule);
 	values[2] = CStringGetTextDatum(psprintf("CALL %s.backfill_run(" INT64_FORMAT ", %d)",
