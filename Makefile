@@ -51,12 +51,16 @@ OBJS = \
 	src/write/assign.o \
 	src/write/merge.o \
 	src/write/inplace.o \
+	src/write/deleteinsert.o \
 	src/probe/watch.o \
 	src/probe/probe.o \
 	src/run/window.o \
 	src/run/pin.o \
 	src/run/runstate.o \
 	src/run/plan.o \
+	src/run/task.o \
+	src/run/finish.o \
+	src/run/dryrun.o \
 	src/run/run.o
 
 PG_CPPFLAGS = -I$(srcdir)/src

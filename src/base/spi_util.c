@@ -734,3 +734,29 @@ BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint
 	}
 	return rows;
 }
+
+/*
+ * Call fn(arg) in a subtransaction that is then rolled back, so that the
+ * locks fn took (and only those) are let go; what fn allocated stays.
+ */
+void
+BackfillCallRolledBack(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
+	}
+	PG_END_TRY();
+}

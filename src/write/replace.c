@@ -172,32 +172,6 @@ HoldsLockOn(Oid relid)
 	return false;
 }
 
-/*
- * Call fn(arg) in a subtransaction that is then rolled back, so that the
- * locks fn took (and only those) are let go; what fn allocated stays.
- */
-static void
-CallAndRollBack(void (*fn) (void *arg), void *arg)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		fn(arg);
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ReThrowError(BackfillAbortSubtransaction(cxt, owner));
-	}
-	PG_END_TRY();
-}
-
 /* What FillHoldsParent asks of the source, analysed by ProbeSource. */
 typedef struct SourceProbe
 {
@@ -238,7 +212,7 @@ FillHoldsParent(BackfillPart *bp, const char *source, int nargs, Oid *argtypes)
 						  " AND conrelid IN (SELECT relid FROM pg_catalog.pg_partition_ancestors($1)) LIMIT 1",
 						  bp->part) != NULL)
 		return true;
-	CallAndRollBack(ProbeSource, &probe);
+	BackfillCallRolledBack(ProbeSource, &probe);
 	return probe.holds;
 }
 
@@ -340,7 +314,7 @@ BackfillDescribeBound(BackfillPart *bp)
 	bp->boundspec = BackfillQueryText("SELECT pg_catalog.pg_get_expr(relpartbound, oid)"
 									  " FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) $1",
 									  bp->part);
-	CallAndRollBack(ReadConstraintDef, bp);
+	BackfillCallRolledBack(ReadConstraintDef, bp);
 	if (bp->boundspec == NULL || bp->constraintdef == NULL)
 		elog(ERROR, "could not read the bound of partition %u", bp->part);
 }

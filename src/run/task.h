@@ -1,0 +1,67 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/task.h
+ *		One task of a run: claimed, checked against its plan, written by the
+ *		write layer's cores in a subtransaction, recorded, committed.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BACKFILL_TASK_H
+#define BACKFILL_TASK_H
+
+#include "postgres.h"
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "nodes/pg_list.h"
+
+#include "base/throttle.h"
+#include "run/runstate.h"
+#include "write/context.h"
+
+/* What a task did. */
+typedef struct BackfillTaskOutcome
+{
+	bool		ok;
+	int64		rows_before;
+	int64		rows_after;
+	char	   *fingerprint_before;
+	char	   *fingerprint_after;
+	int64		log_id;
+	char	   *reconcile;		/* jsonb text, or NULL */
+	char	   *error;			/* a failure as the task's row says: message (detail) */
+	int			sqlerrcode;		/* a failure's own SQLSTATE, message and detail */
+	char	   *message;
+	char	   *detail;
+	bool		gave_way;		/* its swap gave way to a session waiting for it, or
+								 * a deadlock detector chose it */
+	int			gave_ways;		/* how often it did, in this call, before this outcome */
+	bool		cancelled;		/* a cancel stopped it: recorded, then the call stops */
+	bool		throttle_paused;	/* the throttle stopped it: not recorded, the run pauses */
+	double		seconds;
+} BackfillTaskOutcome;
+
+/* The tasks of a run its plan made, as a call checked them (task.c). */
+typedef struct BackfillPlannedTasks BackfillPlannedTasks;
+
+extern void BackfillCommitStep(void);
+extern BackfillPlannedTasks *BackfillCheckPlannedTasks(BackfillRun *run, MemoryContext cxt);
+extern void BackfillRefuseUnplannedTask(BackfillRun *run, const BackfillPlannedTasks *planned,
+										BackfillTask *task);
+extern void BackfillTaskFromRow(HeapTuple tup, TupleDesc desc, BackfillTask *task);
+extern bool BackfillTaskClaim(BackfillRun *run, List *failed_here, BackfillTask *task);
+extern Oid	BackfillTaskRelation(BackfillRun *run, BackfillTask *task);
+extern char *BackfillTaskScope(BackfillRun *run, BackfillTask *task, const char *alias);
+extern void BackfillTaskSettings(BackfillRun *run);
+extern bool BackfillTaskWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why);
+extern void BackfillTaskContext(BackfillRun *run, BackfillThrottleState *throttle, const char *expected,
+								BackfillWriteContext *ctx);
+extern void BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
+							 BackfillWriteContext *ctx);
+extern void BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
+							BackfillWriteContext *ctx);
+extern void BackfillTaskRecord(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out);
+extern void BackfillTaskCommit(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
+							   const BackfillWriteContext *ctx);
+
+#endif							/* BACKFILL_TASK_H */
