@@ -29,6 +29,8 @@ OBJS = \
 	src/base/relation.o \
 	src/base/untouched.o \
 	src/base/throttle.o \
+	src/hash/siphash.o \
+	src/hash/valuehash.o \
 	src/hash/citus_fingerprint.o \
 	src/hash/rowhash.o \
 	src/hash/fingerprint.o \
