@@ -35,7 +35,10 @@ OBJS = \
 	src/hash/rowhash.o \
 	src/hash/fingerprint.o \
 	src/hash/fpscan.o \
+	src/validate/diffout.o \
+	src/validate/diffside.o \
 	src/validate/citus_diff.o \
+	src/validate/keydiff.o \
 	src/validate/diff.o \
 	src/validate/validate.o \
 	src/record/log.o \

@@ -78,6 +78,18 @@ typedef struct BackfillRowHasher
 /* The seed of a second hash family, which confirms what the first (seed 0) matched. */
 #define BACKFILL_SECOND_SEED	UINT64CONST(0x5851f42d4c957f2d)
 
+/*
+ * The bucket of a row hash in a hash table (simplehash): every bit of it
+ * folded into the high half (Fibonacci hashing), which simplehash then masks.
+ * The row hash makes no promise about its low bits alone, and a table whose
+ * buckets cluster spends its time probing.
+ */
+static inline uint32
+BackfillHashBucket(uint64 h)
+{
+	return (uint32) ((h * UINT64CONST(0x9e3779b97f4a7c15)) >> 32);
+}
+
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
 extern void BackfillRowHasherSetSeed(BackfillRowHasher *hasher, uint64 seed);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * src/validate/diff.h
- *		The rows two queries disagree on.
+ *		The rows two queries disagree on: matched on a key, or as multisets.
  *
  *-------------------------------------------------------------------------
  */
