@@ -1,11 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * src/validate/diff.c
- *		The diffs callers ask for: backfill_diff, matched on a key, and the
- *		multiset diff, with none.
+ *		The diffs callers ask for: backfill_diff and its summary, matched on
+ *		a key, and the multiset diff, with none.
  *
- * backfill_diff is a thin SQL shell over KeyedDiff, which diffs shard by
- * shard on Citus when it can (citus_diff.c), else here (keydiff.c).
+ * backfill_diff is a thin SQL shell over KeyedDiff, which a caller in C (a
+ * dry run) reaches through BackfillDiffSummary instead of running the SQL
+ * function: the same checks, errors, rights (the caller's) and way of
+ * diffing (shard by shard on Citus when it can, citus_diff.c; else here,
+ * keydiff.c), its rows counted and the first few kept instead of returned.
  *
  * The multiset diff compares two queries with no key (a dry run's, when its
  * run has none).
@@ -17,6 +20,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -80,9 +84,50 @@ backfill_diff(PG_FUNCTION_ARGS)
 	keys = BackfillKeyArg(fcinfo, 2);
 
 	InitMaterializedSRF(fcinfo, 0);
-	BackfillDiffOutputInit(&out, rsinfo->setResult, rsinfo->setDesc);
+	BackfillDiffOutputInit(&out, rsinfo->setResult, rsinfo->setDesc, 0);
 	KeyedDiff(qa, qb, keys, &out);
 	return (Datum) 0;
+}
+
+/*
+ * What backfill_diff(a, b, keys) returns, summed up as it comes: the rows
+ * of each change counted into *added, *removed and *changed, and *sample the
+ * text of a jsonb array of its first sample_max rows, in the order it
+ * returns them, each as to_jsonb shows the row ('[]' when there is none);
+ * no other row is kept.  The same checks and errors as backfill_diff (a key
+ * as its key argument would be), run as the caller.
+ *
+ * It reads on the active snapshot, as backfill_diff reads on its query's: a
+ * caller that wants the rows its own transaction just wrote makes a new one
+ * first (CommandCounterIncrement, PushActiveSnapshot(GetTransactionSnapshot())),
+ * as SPI does for a statement.  It connects to SPI itself, whether or not
+ * its caller is connected.  *sample is allocated in the caller's memory
+ * context.
+ */
+void
+BackfillDiffSummary(const char *a, const char *b, List *keys, int sample_max,
+					int64 *added, int64 *removed, int64 *changed, char **sample)
+{
+	const char *qa;
+	const char *qb;
+	List	   *checked;
+	BackfillDiffOutput out;
+
+	Assert(a != NULL && b != NULL && sample_max >= 0);
+	if (!ActiveSnapshotSet())
+		elog(ERROR, "BackfillDiffSummary needs an active snapshot");
+	qa = BackfillCheckQuery(a, "query a");
+	qb = BackfillCheckQuery(b, "query b");
+	/* the key is checked as backfill_diff checks the text[] it is given */
+	checked = BackfillColumnList(DatumGetArrayTypeP(BackfillTextArray(keys)), "key");
+
+	BackfillDiffOutputInit(&out, NULL, NULL, sample_max);
+	KeyedDiff(qa, qb, checked, &out);
+	*added = out.count[BACKFILL_DIFF_ADDED];
+	*removed = out.count[BACKFILL_DIFF_REMOVED];
+	*changed = out.count[BACKFILL_DIFF_CHANGED];
+	*sample = BackfillDiffSampleText(&out);
+	BackfillDiffOutputClear(&out);
 }
 
 /*

@@ -12,6 +12,7 @@
 
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
@@ -27,7 +28,8 @@ typedef enum BackfillDiffChange
 
 /*
  * Where a keyed diff's rows go, in the order it finds them: each into
- * backfill_diff's result (store, if any), counted by change.  A diff that
+ * backfill_diff's result (store, if any), counted by change, and the first
+ * sample_max kept as to_jsonb shows a row of backfill_diff.  A diff that
  * starts again (another hash family) clears it all.
  */
 typedef struct BackfillDiffOutput
@@ -35,6 +37,9 @@ typedef struct BackfillDiffOutput
 	Tuplestorestate *store;		/* backfill_diff's result, or NULL */
 	TupleDesc	storedesc;
 	int64		count[BACKFILL_DIFF_NCHANGES];	/* rows, by change */
+	int			sample_max;
+	List	   *sample;			/* the first rows, as jsonb objects, in cxt */
+	MemoryContext cxt;
 } BackfillDiffOutput;
 
 extern bool BackfillJsonbMayLose(Oid type);
@@ -44,9 +49,10 @@ extern Jsonb *BackfillSlotToTextJsonb(TupleTableSlot *slot, TupleDesc desc, int 
 extern bool BackfillJsonbAlike(Jsonb *a, Jsonb *b);
 
 extern void BackfillDiffOutputInit(BackfillDiffOutput *out, Tuplestorestate *store,
-								   TupleDesc storedesc);
+								   TupleDesc storedesc, int sample_max);
 extern void BackfillDiffEmit(BackfillDiffOutput *out, BackfillDiffChange change, Jsonb *key,
 							 Jsonb *arow, Jsonb *brow);
 extern void BackfillDiffOutputClear(BackfillDiffOutput *out);
+extern char *BackfillDiffSampleText(BackfillDiffOutput *out);
 
 #endif							/* BACKFILL_DIFFOUT_H */
