@@ -29,11 +29,16 @@ OBJS = \
 	src/base/relation.o \
 	src/base/untouched.o \
 	src/base/throttle.o \
+	src/hash/siphash.o \
+	src/hash/valuehash.o \
 	src/hash/citus_fingerprint.o \
 	src/hash/rowhash.o \
 	src/hash/fingerprint.o \
 	src/hash/fpscan.o \
+	src/validate/diffout.o \
+	src/validate/diffside.o \
 	src/validate/citus_diff.o \
+	src/validate/keydiff.o \
 	src/validate/diff.o \
 	src/validate/validate.o \
 	src/record/log.o \

@@ -55,6 +55,7 @@
 #include "base/spi_util.h"
 #include "hash/citus_fingerprint.h"
 #include "hash/rowhash.h"
+#include "hash/siphash.h"
 
 /*
  * What backfill_fingerprint_row and backfill_diff_hash keep across the rows

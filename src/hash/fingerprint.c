@@ -78,6 +78,7 @@
 #include "hash/fingerprint.h"
 #include "hash/fpscan.h"
 #include "hash/rowhash.h"
+#include "hash/siphash.h"
 
 typedef struct FingerprintReceiver
 {

@@ -12,45 +12,9 @@
 
 #include "access/tupdesc.h"
 #include "executor/tuptable.h"
-#include "fmgr.h"
-#include "utils/typcache.h"
 
-/* How the values of one type are hashed. */
-typedef enum BackfillHashMode
-{
-	HASH_BYVAL,					/* pass-by-value: the value itself */
-	HASH_BYVAL_SMALL,			/* pass-by-value of 4 bytes or less: packed */
-	HASH_FIXED,					/* fixed length by reference: typlen bytes */
-	HASH_VARLENA,				/* variable length: the detoasted content */
-	HASH_CSTRING,				/* cstring: its characters */
-	HASH_FLOAT4,				/* float4, every NaN alike */
-	HASH_FLOAT8,				/* float8, every NaN alike */
-	HASH_FLOAT8S,				/* fixed length made of float8s (point, box...) */
-	HASH_ARRAY,					/* dimensions, then element by element */
-	HASH_COMPOSITE,				/* field by field */
-	HASH_RANGE,					/* flags, then bounds */
-	HASH_MULTIRANGE,			/* number of ranges, then each range */
-	HASH_OUTPUT					/* the type's text output, in fixed settings */
-} BackfillHashMode;
-
-typedef struct BackfillValueHasher
-{
-	BackfillHashMode mode;
-	uint64		mask;			/* HASH_BYVAL: the bytes of the value */
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	FmgrInfo	outfn;			/* HASH_OUTPUT */
-	bool		bysettings;		/* HASH_OUTPUT: the text depends on settings */
-	struct BackfillValueHasher *elem;	/* HASH_ARRAY element, range bound */
-	TypeCacheEntry *rangetype;	/* HASH_RANGE, HASH_MULTIRANGE: the range type */
-	MemoryContext cxt;			/* where sub-hashers are made */
-	/* HASH_COMPOSITE: the row type last seen and a hasher per field */
-	Oid			rowtype;
-	int32		rowtypmod;
-	TupleDesc	rowdesc;
-	struct BackfillValueHasher **fields;	/* NULL for dropped fields */
-} BackfillValueHasher;
+#include "hash/siphash.h"
+#include "hash/valuehash.h"
 
 typedef struct BackfillColHasher
 {
@@ -60,17 +24,6 @@ typedef struct BackfillColHasher
 	const char *typname;		/* and that type's qualified name, unless built in */
 	BackfillValueHasher vh;
 } BackfillColHasher;
-
-/* The state of SipHash. */
-typedef struct BackfillSipState
-{
-	uint64		v0;
-	uint64		v1;
-	uint64		v2;
-	uint64		v3;
-	uint64		pend;			/* small values not folded yet, */
-	int			pendlen;		/* and how many bytes they take */
-} BackfillSipState;
 
 /* How a value of a planned row is folded (rowhash.c, PlanPacking). */
 typedef enum BackfillPackKind
@@ -110,9 +63,7 @@ typedef struct BackfillRowHasher
 	uint64		k1;
 	uint64		seed;			/* 0 unless BackfillRowHasherSetSeed set another */
 	BackfillSipState start;		/* after the key, the seed, the columns' names and types */
-	MemoryContext tmpcxt;		/* detoasted copies, output strings */
-	bool		tmpdirty;
-	int			gucnest;		/* GUC nest level of the fixed settings, or 0 */
+	BackfillHashScratch scratch;	/* what folding a row's values leaves */
 	/* rows of the kinds a plan covers: one step per column, or NULL */
 	BackfillPackStep *pack;
 	bool		packsmall;		/* every one PACK_SMALL or PACK_WORD */
@@ -126,6 +77,18 @@ typedef struct BackfillRowHasher
 
 /* The seed of a second hash family, which confirms what the first (seed 0) matched. */
 #define BACKFILL_SECOND_SEED	UINT64CONST(0x5851f42d4c957f2d)
+
+/*
+ * The bucket of a row hash in a hash table (simplehash): every bit of it
+ * folded into the high half (Fibonacci hashing), which simplehash then masks.
+ * The row hash makes no promise about its low bits alone, and a table whose
+ * buckets cluster spends its time probing.
+ */
+static inline uint32
+BackfillHashBucket(uint64 h)
+{
+	return (uint32) ((h * UINT64CONST(0x9e3779b97f4a7c15)) >> 32);
+}
 
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
@@ -157,8 +120,5 @@ BackfillFingerprintLane2(uint64 h)
 {
 	return (h ^ UINT64CONST(0xa4093822299f31d0)) * (h | 1);
 }
-
-extern char *BackfillKeyCheck(void);
-extern void BackfillSealSums(uint64 rows, uint64 sum1, uint64 sum2, uint64 sealed[2]);
 
 #endif							/* BACKFILL_ROWHASH_H */

@@ -15,7 +15,7 @@
  *	WHERE the row hashes differ OR a key has more than one row on a side
  *
  * so each worker hashes and joins its shards, and only the rows that differ
- * travel to the coordinator, which shows them (diff.c).  Rows and keys are
+ * travel to the coordinator, which shows them (diffout.c) as they come.  Rows and keys are
  * hashed by backfill_diff_hash, by representation as the local diff hashes
  * them, under the coordinator's key (which the workers must share:
  * backfill_share_key), and only for roles granted backfill_diff_hash (a
@@ -23,18 +23,20 @@
  * independent families, 128 bits, and the distribution column's equality.
  *
  * Otherwise (a local table on a side, a computed column, a join, tables not
- * co-located, more columns than a function takes...) NULL is returned and
- * the rows are diffed on the coordinator.
+ * co-located, more columns than a function takes...) BackfillDiffPerShard
+ * does nothing and the rows are diffed on the coordinator (keydiff.c).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "base/citus.h"
 #include "base/relation.h"
@@ -42,9 +44,22 @@
 #include "hash/citus_fingerprint.h"
 #include "hash/rowhash.h"
 #include "validate/citus_diff.h"
+#include "validate/diffout.h"
+#include "validate/diffside.h"
 
 /* Columns the pushed query adds to a side's rows; a query returning one is diffed locally. */
 #define ADDED_PREFIX	"backfill_diff_"
+
+/* One side as the pushed query reads it. */
+typedef struct BackfillCitusDiffSide
+{
+	const char *name;			/* "a" or "b" */
+	const char *query;
+	SPIPlanPtr	plan;
+	TupleDesc	desc;			/* the rows the query returns */
+	const int  *keyidx;			/* the key columns in desc, in key order */
+	const int  *rowidx;			/* every column in desc, in a's column order */
+} BackfillCitusDiffSide;
 
 /*
  * The distributed table side's query reads, if it reads one and returns its
@@ -159,8 +174,8 @@ AppendSide(StringInfo buf, const char *nsp, BackfillCitusDiffSide *side, int nke
  * only keys whose rows differ or repeat.  seeds: the row hash's, then the
  * two key hashes'.  Inside SPI.
  */
-char *
-BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, const uint64 seeds[3])
+static char *
+CitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, const uint64 seeds[3])
 {
 	Oid			relids[2];
 	BackfillCitusRel crs[2];
@@ -210,4 +225,116 @@ BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols, con
 					 " OR b." ADDED_PREFIX "n OPERATOR(pg_catalog.>) 1",
 					 eq);
 	return sql.data;
+}
+
+/*
+ * Rows of the per-shard diff: a's presence, its key's row count and its row,
+ * then the same of b; slot positions of each side's key and row columns in
+ * keyidx and rowidx.
+ */
+typedef struct ShardDiffReceiver
+{
+	DestReceiver pub;
+	BackfillDiffSide *sides[2];
+	BackfillDiffOutput *out;
+	MemoryContext rowcxt;		/* reset after each row */
+	MemoryContext cxt;			/* where a repeated key is kept */
+	int			first[2];		/* slot position of each side's presence flag */
+	int		   *keyidx[2];
+	int		   *rowidx[2];
+	/* set when a key repeats on a side */
+	BackfillDiffSide *dupside;
+	Jsonb	   *dupkey;
+} ShardDiffReceiver;
+
+/* Show one row of the per-shard diff, or note its repeated key and stop. */
+static bool
+ShardDiffReceive(TupleTableSlot *slot, DestReceiver *self)
+{
+	ShardDiffReceiver *r = (ShardDiffReceiver *) self;
+	BackfillDiffSide **sides = r->sides;
+	int			ncols = sides[0]->desc->natts;
+	Jsonb	   *key[2] = {NULL, NULL};
+	Jsonb	   *row[2] = {NULL, NULL};
+	MemoryContext old = MemoryContextSwitchTo(r->rowcxt);
+
+	slot_getallattrs(slot);
+	for (int s = 0; s < 2; s++)
+	{
+		if (slot->tts_isnull[r->first[s]])
+			continue;
+		key[s] = BackfillDiffKeyJsonb(sides[s], slot, r->keyidx[s]);
+		if (DatumGetInt64(slot->tts_values[r->first[s] + 1]) > 1)
+		{
+			/* reported once the query has stopped */
+			r->dupside = sides[s];
+			r->dupkey = MemoryContextAlloc(r->cxt, VARSIZE(key[s]));
+			memcpy(r->dupkey, key[s], VARSIZE(key[s]));
+			MemoryContextSwitchTo(old);
+			return false;
+		}
+		row[s] = BackfillSlotToJsonb(slot, sides[s]->desc, ncols, r->rowidx[s]);
+	}
+	/* a change jsonb cannot show is shown by the values' text */
+	if (key[0] && key[1] && (sides[0]->lossy || sides[1]->lossy) &&
+		BackfillJsonbAlike(row[0], row[1]))
+		for (int s = 0; s < 2; s++)
+			row[s] = BackfillSlotToTextJsonb(slot, sides[s]->desc, ncols, r->rowidx[s]);
+	BackfillDiffEmit(r->out,
+					 key[0] == NULL ? BACKFILL_DIFF_ADDED :
+					 key[1] == NULL ? BACKFILL_DIFF_REMOVED : BACKFILL_DIFF_CHANGED,
+					 key[0] ? key[0] : key[1], row[0], row[1]);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(r->rowcxt);
+	return true;
+}
+
+/*
+ * Diff sides a and b (prepared and matched) on keys shard by shard, each row
+ * found into out, if they are two co-located distributed tables keyed on
+ * their distribution column; false if they are not, and nothing was done.
+ * rowcxt is reset after each row.  Inside SPI, on the active snapshot.
+ */
+bool
+BackfillDiffPerShard(BackfillDiffSide *a, BackfillDiffSide *b, List *keys, BackfillDiffOutput *out,
+					 MemoryContext rowcxt)
+{
+	BackfillCitusDiffSide sides[2] = {
+		{"a", a->text, a->plan, a->origdesc, a->keyidx, a->rowidx},
+		{"b", b->text, b->plan, b->origdesc, b->keyidx, b->rowidx}
+	};
+	const uint64 seeds[3] = {0, 0, BACKFILL_SECOND_SEED};
+	ShardDiffReceiver r;
+	char	   *sql;
+	SPIPlanPtr	plan;
+
+	sql = CitusDiffQuery(sides, a->nkeys, a->desc->natts, seeds);
+	if (sql == NULL)
+		return false;
+	ereport(DEBUG1,
+			(errmsg_internal("backfill_diff: queries a and b read co-located distributed tables: diffed shard by shard")));
+	plan = BackfillPrepare(sql, 0, NULL, "queries a and b");
+	memset(&r, 0, sizeof(r));
+	BackfillInitReceiver(&r.pub, ShardDiffReceive, NULL);
+	r.sides[0] = a;
+	r.sides[1] = b;
+	r.out = out;
+	r.rowcxt = rowcxt;
+	r.cxt = CurrentMemoryContext;
+	r.first[0] = 0;
+	r.first[1] = 2 + a->origdesc->natts;
+	for (int s = 0; s < 2; s++)
+	{
+		r.keyidx[s] = palloc(sizeof(int) * r.sides[s]->nkeys);
+		for (int k = 0; k < r.sides[s]->nkeys; k++)
+			r.keyidx[s][k] = r.first[s] + 2 + r.sides[s]->keyidx[k];
+		r.rowidx[s] = palloc(sizeof(int) * a->desc->natts);
+		for (int c = 0; c < a->desc->natts; c++)
+			r.rowidx[s][c] = r.first[s] + 2 + r.sides[s]->rowidx[c];
+	}
+	BackfillRunToDest(plan, NULL, true, (DestReceiver *) &r);
+	SPI_freeplan(plan);
+	if (r.dupside != NULL)
+		BackfillDiffReportDuplicate(keys, r.dupside->name, r.dupkey);
+	return true;
 }

@@ -10,18 +10,12 @@
 
 #include "postgres.h"
 
-#include "executor/spi.h"
+#include "nodes/pg_list.h"
 
-typedef struct BackfillCitusDiffSide
-{
-	const char *name;			/* "a" or "b" */
-	const char *query;
-	SPIPlanPtr	plan;
-	TupleDesc	desc;			/* the rows the query returns */
-	const int  *keyidx;			/* the key columns in desc, in key order */
-	const int  *rowidx;			/* every column in desc, in a's column order */
-} BackfillCitusDiffSide;
-extern char *BackfillCitusDiffQuery(BackfillCitusDiffSide sides[2], int nkeys, int ncols,
-									const uint64 seeds[3]);
+#include "validate/diffout.h"
+#include "validate/diffside.h"
+
+extern bool BackfillDiffPerShard(BackfillDiffSide *a, BackfillDiffSide *b, List *keys,
+								 BackfillDiffOutput *out, MemoryContext rowcxt);
 
 #endif							/* BACKFILL_CITUS_DIFF_H */
