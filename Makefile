@@ -55,6 +55,7 @@ OBJS = \
 	src/probe/probe.o \
 	src/run/window.o \
 	src/run/pin.o \
+	src/run/runkinds.o \
 	src/run/runstate.o \
 	src/run/plan.o \
 	src/run/run.o

@@ -651,6 +651,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 	run->extschema = extschema;
 	run->target = SPI_getvalue(tup, desc, 1);
 	run->strategy = SPI_getvalue(tup, desc, 2);
+	run->strategy_kind = BackfillStrategyFromName(run->strategy);
 	run->source = SPI_getvalue(tup, desc, 3);
 	run->window_column = SPI_getvalue(tup, desc, 5);
 	run->window_type = SPI_getvalue(tup, desc, 6);
@@ -661,6 +662,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 	run->dependents = SPI_getvalue(tup, desc, 11);
 	run->untouched = SPI_getvalue(tup, desc, 12);
 	run->status = SPI_getvalue(tup, desc, 13);
+	run->state = BackfillRunStatusFromName(run->status);
 	run->cron_job = SPI_getvalue(tup, desc, 14) ? pg_strtoint64(SPI_getvalue(tup, desc, 14)) : 0;
 	run->planned_by = SPI_getvalue(tup, desc, 15);
 	run->outside = strcmp(SPI_getvalue(tup, desc, 17), "backfill") != 0;
@@ -748,22 +750,40 @@ BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok)
 	return true;
 }
 
-/* Set the status of a run (and its error, its start and end times). */
+/*
+ * Set the status of a run (and its error, its start and end times): the
+ * first time it runs starts it, a status that ends it (BackfillRunStatusEnds)
+ * sets its end, any other clears it.
+ */
 void
-BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
+BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error)
 {
-	Oid			types[3] = {INT8OID, TEXTOID, TEXTOID};
-	Datum		values[3] = {Int64GetDatum(run->id), CStringGetTextDatum(status),
-	error ? CStringGetTextDatum(error) : (Datum) 0};
-	char		nulls[3] = {' ', ' ', error ? ' ' : 'n'};
+	const char *status = BackfillRunStatusName(state);
+	Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, BOOLOID, BOOLOID};
+	Datum		values[5] = {Int64GetDatum(run->id), CStringGetTextDatum(status),
+		error ? CStringGetTextDatum(error) : (Datum) 0,
+		BoolGetDatum(state == BACKFILL_RUN_RUNNING), BoolGetDatum(BackfillRunStatusEnds(state))};
+	char		nulls[5] = {' ', ' ', error ? ' ' : 'n', ' ', ' '};
 
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET status = $2, error = $3,"
-									  " started_at = CASE WHEN $2 = 'running' THEN coalesce(started_at, now()) ELSE started_at END,"
-									  " finished_at = CASE WHEN $2 IN ('done', 'failed', 'blocked', 'cancelled') THEN now() END"
+									  " started_at = CASE WHEN $4 THEN coalesce(started_at, now()) ELSE started_at END,"
+									  " finished_at = CASE WHEN $5 THEN now() END"
 									  " WHERE id = $1", BackfillExtName(run->extschema, "backfill_runs_data")),
-							 3, types, values, nulls, 0);
+							 5, types, values, nulls, 0);
 	run->status = pstrdup(status);
+	run->state = state;
+}
+
+/* BackfillRunSetState with the status by its name, for run.c until it passes the enum. */
+void
+BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
+{
+	BackfillRunStatus state = BackfillRunStatusFromName(status);
+
+	if (state == BACKFILL_RUN_OTHER)
+		elog(ERROR, "\"%s\" is not a status of a run", status);
+	BackfillRunSetState(run, state, error);
 }
 
 /*
@@ -919,9 +939,9 @@ backfill_pause(PG_FUNCTION_ARGS)
 	BackfillRun run;
 
 	OpenRun(fcinfo, &run, "pause", false);
-	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
+	if (run.state != BACKFILL_RUN_PLANNED && run.state != BACKFILL_RUN_RUNNING)
 		RefuseStatus(&run, "paused");
-	BackfillRunSetStatus(&run, "paused", NULL);
+	BackfillRunSetState(&run, BACKFILL_RUN_PAUSED, NULL);
 	BackfillRunUnschedule(&run);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
@@ -935,7 +955,7 @@ backfill_resume(PG_FUNCTION_ARGS)
 	BackfillRun run;
 
 	OpenRun(fcinfo, &run, "resume", false);
-	if (strcmp(run.status, "blocked") == 0)
+	if (run.state == BACKFILL_RUN_BLOCKED)
 	{
 		char	   *change = BackfillRunPinnedChange(&run);
 
@@ -945,9 +965,9 @@ backfill_resume(PG_FUNCTION_ARGS)
 					 errmsg("run " INT64_FORMAT " stays blocked: %s", run.id, change),
 					 errhint("Restore the definition it was planned with, or cancel the run and plan a new one.")));
 	}
-	else if (strcmp(run.status, "paused") != 0 && strcmp(run.status, "failed") != 0)
+	else if (run.state != BACKFILL_RUN_PAUSED && run.state != BACKFILL_RUN_FAILED)
 		RefuseStatus(&run, "resumed");
-	BackfillRunSetStatus(&run, "running", NULL);
+	BackfillRunSetState(&run, BACKFILL_RUN_RUNNING, NULL);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
 
@@ -960,9 +980,9 @@ backfill_cancel(PG_FUNCTION_ARGS)
 	BackfillRun run;
 
 	OpenRun(fcinfo, &run, "cancel", true);
-	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "cancelled") == 0)
+	if (run.state == BACKFILL_RUN_DONE || run.state == BACKFILL_RUN_CANCELLED)
 		RefuseStatus(&run, "cancelled");
-	BackfillRunSetStatus(&run, "cancelled", NULL);
+	BackfillRunSetState(&run, BACKFILL_RUN_CANCELLED, NULL);
 	BackfillRunUnschedule(&run);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
@@ -983,7 +1003,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("task must not be NULL")));
 	OpenRun(fcinfo, &run, "retry", false);
-	if (strcmp(run.status, "cancelled") == 0)
+	if (run.state == BACKFILL_RUN_CANCELLED)
 		RefuseStatus(&run, "retried");
 	values[0] = Int64GetDatum(run.id);
 	values[1] = Int32GetDatum(PG_GETARG_INT32(1));
@@ -999,8 +1019,8 @@ backfill_retry(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("run " INT64_FORMAT " has no finished, failed or skipped task %d", run.id, PG_GETARG_INT32(1)),
 				 errhint("A pending task runs anyway; see backfill_tasks for the task numbers.")));
-	if (strcmp(run.status, "done") == 0 || strcmp(run.status, "failed") == 0)
-		BackfillRunSetStatus(&run, "running", NULL);
+	if (run.state == BACKFILL_RUN_DONE || run.state == BACKFILL_RUN_FAILED)
+		BackfillRunSetState(&run, BACKFILL_RUN_RUNNING, NULL);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
 
@@ -1038,7 +1058,7 @@ backfill_skip(PG_FUNCTION_ARGS)
 				 errmsg("reason must not be empty"),
 				 errhint("Say why the task is left undone: it is kept in the task's row.")));
 	OpenRun(fcinfo, &run, "skip", false);
-	if (strcmp(run.status, "cancelled") == 0)
+	if (run.state == BACKFILL_RUN_CANCELLED)
 		RefuseStatus(&run, "skipped");
 	values[0] = Int64GetDatum(run.id);
 	values[1] = Int32GetDatum(PG_GETARG_INT32(1));
@@ -1058,8 +1078,8 @@ backfill_skip(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("run " INT64_FORMAT " has no pending or failed task %d", run.id, PG_GETARG_INT32(1)),
 				 errhint("A finished task cannot be skipped: its rows are written. See backfill_tasks for the task numbers.")));
-	if (strcmp(run.status, "failed") == 0)
-		BackfillRunSetStatus(&run, "running", NULL);
+	if (run.state == BACKFILL_RUN_FAILED)
+		BackfillRunSetState(&run, BACKFILL_RUN_RUNNING, NULL);
 	PG_RETURN_DATUM(CloseRun(&run));
 }
 
@@ -1113,7 +1133,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 				 errmsg("tasks_per_tick must be at least 1")));
 	per_tick = PG_GETARG_INT32(2);
 	OpenRun(fcinfo, &run, "schedule", false);
-	if (strcmp(run.status, "planned") != 0 && strcmp(run.status, "running") != 0)
+	if (run.state != BACKFILL_RUN_PLANNED && run.state != BACKFILL_RUN_RUNNING)
 		RefuseStatus(&run, "scheduled");
 	cron = CronSchema();
 	if (cron == NULL)

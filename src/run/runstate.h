@@ -14,6 +14,7 @@
 #include "nodes/pg_list.h"
 
 #include "base/throttle.h"
+#include "run/runkinds.h"
 
 /* The options of a run, defaults filled in. */
 /*
@@ -60,7 +61,8 @@ typedef struct BackfillRun
 	char	   *target;			/* schema-qualified, quoted */
 	Oid			targetoid;		/* resolved from target */
 	bool		partitioned;
-	char	   *strategy;		/* "replace", "merge" or "auto" */
+	char	   *strategy;		/* as stored; run.c compares it until it reads strategy_kind */
+	BackfillStrategy strategy_kind;
 	char	   *source;
 	List	   *key;			/* char *, or NIL */
 	char	   *window_column;
@@ -71,7 +73,8 @@ typedef struct BackfillRun
 	char	   *pinned;			/* jsonb text */
 	char	   *dependents;		/* jsonb text */
 	char	   *untouched;		/* jsonb text */
-	char	   *status;
+	char	   *status;			/* as stored: a row from outside may hold any text */
+	BackfillRunStatus state;	/* status, BACKFILL_RUN_OTHER when it names none */
 	int64		cron_job;		/* 0 when none */
 	char	   *planned_by;
 	bool		outside;		/* inserted from outside backfill: never run */
@@ -90,6 +93,7 @@ typedef struct BackfillTask
 extern void BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *opts);
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
+extern void BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error);
 extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
