@@ -56,6 +56,7 @@ OBJS = \
 	src/run/window.o \
 	src/run/pin.o \
 	src/run/runkinds.o \
+	src/run/runoptions.o \
 	src/run/runstate.o \
 	src/run/plan.o \
 	src/run/run.o
