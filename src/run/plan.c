@@ -481,9 +481,9 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 	return watched;
 }
 
-/* Into untouched, an entry for each watched partition: its fingerprint (mode 2, 'full') or its counters (1). */
+/* Into untouched, an entry for each watched partition: its fingerprint ('full') or its counters. */
 static void
-UntouchedPartitions(List *watched, int mode, StringInfo untouched)
+UntouchedPartitions(List *watched, BackfillUntouchedCheck check, StringInfo untouched)
 {
 	int64		lastlog = BackfillLastLogId(BackfillInstalledSchema());
 	char	   *epoch;
@@ -497,7 +497,7 @@ UntouchedPartitions(List *watched, int mode, StringInfo untouched)
 
 		CHECK_FOR_INTERRUPTS();
 		appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
-		appendStringInfoString(untouched, mode == 2
+		appendStringInfoString(untouched, check == BACKFILL_UNTOUCHED_FULL
 							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL, lastlog)
 							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog, epoch));
 	}
@@ -665,7 +665,8 @@ PlanArgs(FunctionCallInfo fcinfo, PlanRequest *pr)
 	if (pr->strategy == BACKFILL_STRATEGY_OTHER)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("strategy must be %s, not \"%s\"", BackfillNamesListed(&BackfillStrategyNames, '\''), strategy)));
+				 errmsg("strategy must be %s, not \"%s\"",
+						BackfillListed(BackfillNamesQuoted(&BackfillStrategyNames, '\''), " or "), strategy)));
 	if (!PG_ARGISNULL(5) || pr->strategy == BACKFILL_STRATEGY_MERGE)
 		pr->key = BackfillKeyArg(fcinfo, 5);
 	if (PG_ARGISNULL(6))
@@ -769,13 +770,13 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 		tasks = PartitionTasks(pr->relid, lo, hi, pr->lotext, pr->hitext, &pr->cmp, pr->keycoll, pr->keytype,
 							   pr->strategy != BACKFILL_STRATEGY_MERGE, &outside, &newer);
 		watched = WatchedPartitions(pr->relid, &pr->opts, outside, newer);
-		if (pr->opts.check_untouched)
-			UntouchedPartitions(watched, pr->opts.untouched_full ? 2 : 1, untouched);
+		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
+			UntouchedPartitions(watched, pr->opts.untouched_check, untouched);
 	}
 	else
 	{
 		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);
-		if (pr->opts.check_untouched)
+		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
 			appendStringInfoString(untouched,
 								   UntouchedEntry(pr->relid, NULL,
 												  psprintf("NOT COALESCE(%s, false)",

@@ -1,18 +1,20 @@
 /*-------------------------------------------------------------------------
  *
  * src/run/runkinds.c
- *		The closed sets of a run: its status and its strategy, each an enum with
- *		one table of the names stored for it.
+ *		The closed sets of a run: its status, its strategy and the modes of
+ *		its options, each an enum with one table of the names stored for it.
  *
  * A name table holds, for each value of its enum, the exact text that
- * backfill_runs_data stores and that users see: code compares the enums,
- * and turns them into text or back only here.  A row
+ * backfill_runs_data or a run's options store and that users see: code
+ * compares the enums, and turns them into text or back through the table.  A row
  * inserted from outside backfill may hold any text; it reads as the set's
  * "other" value, and its text is kept beside the enum for messages.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include "lib/stringinfo.h"
 
 #include "run/runkinds.h"
 
@@ -34,11 +36,28 @@ static const char *const strategy_names[] = {
 	[BACKFILL_STRATEGY_OTHER] = NULL
 };
 
+static const char *const on_error_names[] = {
+	[BACKFILL_ON_ERROR_STOP] = "stop",
+	[BACKFILL_ON_ERROR_CONTINUE] = "continue"
+};
+
+/* off is stored as false; messages list the names in this order */
+static const char *const untouched_check_names[] = {
+	[BACKFILL_UNTOUCHED_OFF] = NULL,
+	[BACKFILL_UNTOUCHED_FULL] = "full",
+	[BACKFILL_UNTOUCHED_COUNTERS] = "counters"
+};
+
 StaticAssertDecl(lengthof(run_status_names) == BACKFILL_RUN_OTHER + 1, "a name for each run status");
 StaticAssertDecl(lengthof(strategy_names) == BACKFILL_STRATEGY_OTHER + 1, "a name for each strategy");
+StaticAssertDecl(lengthof(on_error_names) == BACKFILL_ON_ERROR_CONTINUE + 1, "a name for each on_error");
+StaticAssertDecl(lengthof(untouched_check_names) == BACKFILL_UNTOUCHED_COUNTERS + 1,
+				 "an entry for each check_untouched");
 
 const BackfillNames BackfillRunStatusNames = {run_status_names, lengthof(run_status_names)};
 const BackfillNames BackfillStrategyNames = {strategy_names, lengthof(strategy_names)};
+const BackfillNames BackfillOnErrorNames = {on_error_names, lengthof(on_error_names)};
+const BackfillNames BackfillUntouchedCheckNames = {untouched_check_names, lengthof(untouched_check_names)};
 
 /* The name of value in set (NULL for a value without one). */
 const char *
@@ -58,35 +77,31 @@ BackfillNameValue(const BackfillNames *set, const char *name, int none)
 	return none;
 }
 
-/*
- * Before the i-th of n words listed in a message, what separates it from
- * the one before: nothing before the first, last (" or ", " and ") before
- * the last, a comma before the others.
- */
-void
-BackfillAppendListed(StringInfo buf, int i, int n, const char *last)
+/* The names of set in its order, each between quote, as a list of words (char *). */
+List *
+BackfillNamesQuoted(const BackfillNames *set, char quote)
 {
-	if (i > 0)
-		appendStringInfoString(buf, i == n - 1 ? last : ", ");
+	List	   *words = NIL;
+
+	for (int v = 0; v < set->count; v++)
+		if (set->names[v] != NULL)
+			words = lappend(words, psprintf("%c%s%c", quote, set->names[v], quote));
+	return words;
 }
 
-/* The names of set in its order, each between quote, for a message: 'a', 'b' or 'c'. */
+/* Words as a message lists them: "a, b or c", with last (" or ", " and ") before the last one. */
 char *
-BackfillNamesListed(const BackfillNames *set, char quote)
+BackfillListed(List *words, const char *last)
 {
 	StringInfoData buf;
-	int			n = 0;
-	int			i = 0;
+	ListCell   *lc;
 
-	for (int v = 0; v < set->count; v++)
-		n += set->names[v] != NULL;
 	initStringInfo(&buf);
-	for (int v = 0; v < set->count; v++)
+	foreach(lc, words)
 	{
-		if (set->names[v] == NULL)
-			continue;
-		BackfillAppendListed(&buf, i++, n, " or ");
-		appendStringInfo(&buf, "%c%s%c", quote, set->names[v], quote);
+		if (foreach_current_index(lc) > 0)
+			appendStringInfoString(&buf, lnext(words, lc) == NULL ? last : ", ");
+		appendStringInfoString(&buf, (char *) lfirst(lc));
 	}
 	return buf.data;
 }

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * src/run/runkinds.h
- *		The closed sets of a run: its status and its strategy, each an enum with
- *		one table of the names stored for it.
+ *		The closed sets of a run: its status, its strategy and the modes of
+ *		its options, each an enum with one table of the names stored for it.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,12 +11,12 @@
 
 #include "postgres.h"
 
-#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
 
 /*
  * The names of a closed set, indexed by its enum's values: the exact text
- * backfill_runs_data stores for each.  A value without a name (NULL) is the
- * text of none.
+ * backfill_runs_data or a run's options store for each.  A value without a
+ * name (NULL) is stored otherwise (a boolean), or is the text of none.
  */
 typedef struct BackfillNames
 {
@@ -26,8 +26,8 @@ typedef struct BackfillNames
 
 extern const char *BackfillName(const BackfillNames *set, int value);
 extern int	BackfillNameValue(const BackfillNames *set, const char *name, int none);
-extern void BackfillAppendListed(StringInfo buf, int i, int n, const char *last);
-extern char *BackfillNamesListed(const BackfillNames *set, char quote);
+extern List *BackfillNamesQuoted(const BackfillNames *set, char quote);
+extern char *BackfillListed(List *words, const char *last);
 
 /* A run's status, backfill_runs_data.status (runstate.c says how one leads to another). */
 typedef enum BackfillRunStatus
@@ -65,5 +65,24 @@ extern const BackfillNames BackfillStrategyNames;
 #define BackfillStrategyName(strategy) BackfillName(&BackfillStrategyNames, (strategy))
 #define BackfillStrategyFromName(name) \
 	((BackfillStrategy) BackfillNameValue(&BackfillStrategyNames, (name), BACKFILL_STRATEGY_OTHER))
+
+/* options.on_error: what a failed task does to its run. */
+typedef enum BackfillOnError
+{
+	BACKFILL_ON_ERROR_STOP,		/* "stop": the run fails with the task */
+	BACKFILL_ON_ERROR_CONTINUE	/* "continue": the run goes on to the other tasks */
+} BackfillOnError;
+
+extern const BackfillNames BackfillOnErrorNames;
+
+/* options.check_untouched: how a run proves that what lies outside its range was not written. */
+typedef enum BackfillUntouchedCheck
+{
+	BACKFILL_UNTOUCHED_OFF,		/* false: not checked */
+	BACKFILL_UNTOUCHED_FULL,	/* "full" (or true): fingerprints before and after */
+	BACKFILL_UNTOUCHED_COUNTERS /* "counters": the cumulative statistics' counters */
+} BackfillUntouchedCheck;
+
+extern const BackfillNames BackfillUntouchedCheckNames;
 
 #endif							/* BACKFILL_RUNKINDS_H */

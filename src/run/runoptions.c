@@ -8,7 +8,9 @@
  * every default filled in; a run reads them back from its row the same way,
  * under the search_path they were checked with.  Every key is known, every
  * value of its type and within its bounds; an unknown key or a bad value is
- * an error naming the key.  Must be called inside SPI.
+ * an error naming the key.  One table, run_options, says each option's key,
+ * type, field, bounds and default: the checks, the defaults, the stored text
+ * and the hint listing the keys all read it.  Must be called inside SPI.
  *
  *-------------------------------------------------------------------------
  */
@@ -29,46 +31,127 @@
 #include "base/throttle.h"
 #include "run/runoptions.h"
 
+/* How an option's value is read and checked, and stored in the options a run keeps. */
+typedef enum RunOptionType
+{
+	OPTION_INT,					/* an integer within bounds, into an int */
+	OPTION_INT64,				/* an integer within bounds, into an int64 */
+	OPTION_BOOL,				/* true or false */
+	OPTION_MODE,				/* a name of a closed set, or a boolean standing for one; into its enum */
+	OPTION_TEXT,				/* a string, not empty */
+	OPTION_SETTING,				/* a setting applied to each task: a string or a number the server accepts */
+	OPTION_LOCK_TIMEOUT,		/* a setting, also the swap's timeout within bounds, in lock_timeout_ms */
+	OPTION_NUMBER,				/* a number of at least 0, kept as its text */
+	OPTION_MEASURES,			/* an array of at most max measure expressions */
+	OPTION_STANDBYS,			/* an array of at most max standbys' application_name */
+	OPTION_PARTITIONS			/* "newer" (unwatch_newer), or an array of at most max partitions */
+} RunOptionType;
+
+/* One option of a run: what its key takes, where it goes, what it is when not given. */
+typedef struct RunOption
+{
+	const char *key;
+	RunOptionType type;
+	size_t		offset;			/* of its field in BackfillRunOptions */
+	int64		min;			/* integers and lock_timeout (ms): the bounds */
+	int64		max;			/* arrays too: the most elements */
+	int64		def;			/* integers, booleans, modes: the default; lock_timeout: the ms */
+	const char *deftext;		/* text: the default, or NULL */
+	bool		unset_null;		/* stored as null when not set (0, or no element); a text always is */
+	const BackfillNames *modes; /* modes: the names, stored as they are */
+	int			when_true;		/* modes: the value true stands for, or -1 */
+	int			when_false;		/* modes: the value false stands for (stored as false), or -1 */
+} RunOption;
+
+#define OPT(field) offsetof(BackfillRunOptions, field)
+
 /*
- * Options.
+ * The options: key, type, field, bounds (min, max), then what is not 0.  In
+ * the order the hint of an unknown key lists them and the stored options
+ * hold them.  search_path defaults to the planning session's (not a
+ * constant: RunOptionDefaults).
  */
-static const char *const known_options[] = {
-	"max_workers", "pause_ms", "max_attempts", "on_error", "refresh_dependents",
-	"check_untouched", "allow_empty", "keep_old", "delete_missing", "statement_timeout",
-	"lock_timeout", "work_mem", "max_parallel_workers_per_gather", "reconcile",
-	"reconcile_tolerance", "window_column", "chunk", "search_path", "small_partition_rows",
-	"max_replica_lag_ms", "replicas", "max_slot_lag_bytes", "throttle_query", "critical_query",
-	"cost_limit", "cost_delay_ms", "throttle_timeout_ms", "throttle_interval_ms", "unwatched", NULL
+static const RunOption run_options[] = {
+	{"max_workers", OPTION_INT, OPT(max_workers), 1, 64, .def = 1},
+	{"pause_ms", OPTION_INT, OPT(pause_ms), 0, 3600000},
+	{"max_attempts", OPTION_INT, OPT(max_attempts), 1, 100, .def = 3},
+	{"on_error", OPTION_MODE, OPT(on_error), .def = BACKFILL_ON_ERROR_STOP,
+		.modes = &BackfillOnErrorNames, .when_true = -1, .when_false = -1},
+	{"refresh_dependents", OPTION_BOOL, OPT(refresh_dependents), .def = true},
+	{"check_untouched", OPTION_MODE, OPT(untouched_check), .def = BACKFILL_UNTOUCHED_FULL,
+		.modes = &BackfillUntouchedCheckNames,
+		.when_true = BACKFILL_UNTOUCHED_FULL, .when_false = BACKFILL_UNTOUCHED_OFF},
+	{"allow_empty", OPTION_BOOL, OPT(allow_empty)},
+	{"keep_old", OPTION_BOOL, OPT(keep_old)},
+	{"delete_missing", OPTION_BOOL, OPT(delete_missing)},
+	{"statement_timeout", OPTION_SETTING, OPT(statement_timeout)},
+	{"lock_timeout", OPTION_LOCK_TIMEOUT, OPT(lock_timeout), 1, 600000, .def = 1000},
+	{"work_mem", OPTION_SETTING, OPT(work_mem)},
+	{"max_parallel_workers_per_gather", OPTION_SETTING, OPT(max_parallel_workers_per_gather)},
+	{"reconcile", OPTION_MEASURES, OPT(reconcile), .max = MaxTupleAttributeNumber},
+	{"reconcile_tolerance", OPTION_NUMBER, OPT(reconcile_tolerance), .deftext = "0"},
+	{"window_column", OPTION_TEXT, OPT(window_column)},
+	{"chunk", OPTION_TEXT, OPT(chunk)},
+	{"search_path", OPTION_SETTING, OPT(search_path)},
+	{"small_partition_rows", OPTION_INT, OPT(small_partition_rows), 0, 100000000,
+		.def = BACKFILL_SMALL_PARTITION_ROWS},
+	{"max_replica_lag_ms", OPTION_INT, OPT(throttle.max_replica_lag_ms), 1, 86400000, .unset_null = true},
+	{"replicas", OPTION_STANDBYS, OPT(throttle.replicas), .max = 1000, .unset_null = true},
+	{"max_slot_lag_bytes", OPTION_INT64, OPT(throttle.max_slot_lag_bytes), 1, INT64CONST(1) << 50,
+		.unset_null = true},
+	{"throttle_query", OPTION_TEXT, OPT(throttle.throttle_query)},
+	{"critical_query", OPTION_TEXT, OPT(throttle.critical_query)},
+	{"cost_limit", OPTION_INT, OPT(throttle.cost_limit), 1, 10000, .unset_null = true},
+	{"cost_delay_ms", OPTION_INT, OPT(throttle.cost_delay_ms), 1, 1000, .unset_null = true},
+	{"throttle_timeout_ms", OPTION_INT, OPT(throttle.throttle_timeout_ms), 1000, 7 * 86400000,
+		.def = BACKFILL_THROTTLE_TIMEOUT_MS},
+	{"throttle_interval_ms", OPTION_INT, OPT(throttle.throttle_interval_ms), 10, 60000,
+		.def = BACKFILL_THROTTLE_INTERVAL_MS},
+	{"unwatched", OPTION_PARTITIONS, OPT(unwatched), .max = 100000, .unset_null = true},
 };
 
-static int
-IntOption(const char *name, const char *jtype, const char *value, int min, int max)
-{
-	char	   *end;
-	long		v;
+/* a mode is kept in its enum's field through an int */
+StaticAssertDecl(sizeof(BackfillOnError) == sizeof(int), "on_error is kept as an int");
+StaticAssertDecl(sizeof(BackfillUntouchedCheck) == sizeof(int), "check_untouched is kept as an int");
 
-	errno = 0;
-	v = strcmp(jtype, "number") == 0 ? strtol(value, &end, 10) : 0;
-	if (strcmp(jtype, "number") != 0 || *end != '\0' || errno != 0 || v < min || v > max)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options.%s must be an integer between %d and %d, not %s", name, min, max, value)));
-	return (int) v;
+/* The field of opt in opts. */
+#define OPTION_FIELD(opts, opt, type) ((type *) ((char *) (opts) + (opt)->offset))
+
+/* The option of key, or NULL. */
+static const RunOption *
+FindRunOption(const char *key)
+{
+	for (int i = 0; i < lengthof(run_options); i++)
+		if (strcmp(run_options[i].key, key) == 0)
+			return &run_options[i];
+	return NULL;
 }
 
+/* The keys, as the hint of an unknown key lists them. */
+static char *
+RunOptionKeys(void)
+{
+	List	   *keys = NIL;
+
+	for (int i = 0; i < lengthof(run_options); i++)
+		keys = lappend(keys, (char *) run_options[i].key);
+	return BackfillListed(keys, " and ");
+}
+
+/* An integer within bounds. */
 static int64
-Int64Option(const char *name, const char *jtype, const char *value, int64 min, int64 max)
+IntOption(const RunOption *opt, const char *jtype, const char *value)
 {
 	char	   *end;
 	long long	v;
 
 	errno = 0;
 	v = strcmp(jtype, "number") == 0 ? strtoll(value, &end, 10) : 0;
-	if (strcmp(jtype, "number") != 0 || *end != '\0' || errno != 0 || v < min || v > max)
+	if (strcmp(jtype, "number") != 0 || *end != '\0' || errno != 0 || v < opt->min || v > opt->max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options.%s must be an integer between " INT64_FORMAT " and " INT64_FORMAT ", not %s",
-						name, min, max, value)));
+						opt->key, opt->min, opt->max, value)));
 	return (int64) v;
 }
 
@@ -80,6 +163,33 @@ BoolOption(const char *name, const char *jtype, const char *value)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options.%s must be true or false, not %s", name, value)));
 	return strcmp(value, "true") == 0;
+}
+
+/* A mode: one of its names, or a boolean when one stands for a value. */
+static int
+ModeOption(const RunOption *opt, const char *jtype, const char *value, const char *shown)
+{
+	int			v = -1;
+	List	   *words;
+
+	if (strcmp(jtype, "string") == 0)
+		v = BackfillNameValue(opt->modes, value, -1);
+	else if (strcmp(jtype, "boolean") == 0)
+		v = strcmp(value, "true") == 0 ? opt->when_true : opt->when_false;
+	if (v >= 0)
+		return v;
+	/* "a", "b", true ("a") or false */
+	words = BackfillNamesQuoted(opt->modes, '"');
+	if (opt->when_true >= 0)
+		words = lappend(words, BackfillName(opt->modes, opt->when_true)
+						? psprintf("true (\"%s\")", BackfillName(opt->modes, opt->when_true)) : "true");
+	if (opt->when_false >= 0)
+		words = lappend(words, BackfillName(opt->modes, opt->when_false)
+						? psprintf("false (\"%s\")", BackfillName(opt->modes, opt->when_false)) : "false");
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("options.%s must be %s, not %s", opt->key, BackfillListed(words, " or "), shown)));
+	return -1;					/* keep the compiler quiet */
 }
 
 static char *
@@ -110,32 +220,42 @@ SettingOption(const char *name, const char *jtype, const char *value)
 	return pstrdup(value);
 }
 
-static void
-AppendJsonString(StringInfo buf, const char *key, const char *value)
+/* A time in ms as a message says it: in the largest of min, s and ms that it is a whole number of. */
+static char *
+MsText(int64 ms)
 {
-	appendStringInfo(buf, ", \"%s\": ", key);
-	if (value)
-		escape_json(buf, value);
-	else
-		appendStringInfoString(buf, "null");
+	if (ms % 60000 == 0)
+		return psprintf(INT64_FORMAT " min", ms / 60000);
+	if (ms % 1000 == 0)
+		return psprintf(INT64_FORMAT " s", ms / 1000);
+	return psprintf(INT64_FORMAT " ms", ms);
 }
 
-/* The defaults of a run's options. */
+/* options.lock_timeout: a setting, also the swap's timeout in ms. */
 static void
-RunOptionDefaults(BackfillRunOptions *opts)
+LockTimeoutOption(BackfillRunOptions *opts, const RunOption *opt, const char *jtype, const char *value,
+				  const char *shown)
 {
-	memset(opts, 0, sizeof(*opts));
-	opts->max_workers = 1;
-	opts->max_attempts = 3;
-	opts->refresh_dependents = true;
-	opts->check_untouched = true;
-	opts->untouched_full = true;
-	opts->lock_timeout_ms = 1000;
-	opts->small_partition_rows = BACKFILL_SMALL_PARTITION_ROWS;
-	opts->reconcile_tolerance = "0";
-	opts->search_path = pstrdup(namespace_search_path);
-	opts->throttle.throttle_timeout_ms = BACKFILL_THROTTLE_TIMEOUT_MS;
-	opts->throttle.throttle_interval_ms = BACKFILL_THROTTLE_INTERVAL_MS;
+	int			ms;
+
+	opts->lock_timeout = SettingOption(opt->key, jtype, value);
+	if (!parse_int(value, &ms, GUC_UNIT_MS, NULL) || ms < opt->min || ms > opt->max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be between %s and %s, not %s", opt->key, MsText(opt->min),
+						MsText(opt->max), shown)));
+	opts->lock_timeout_ms = ms;
+}
+
+/* A number of at least 0, kept as its text. */
+static char *
+NumberOption(const char *name, const char *jtype, const char *value, const char *shown)
+{
+	if (strcmp(jtype, "number") != 0 || value[0] == '-')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.%s must be a number of at least 0, not %s", name, shown)));
+	return pstrdup(value);
 }
 
 /*
@@ -177,7 +297,7 @@ StringsOption(const char *name, const char *shown, int max, const char *what)
 
 /* options.reconcile: an array of measure expressions. */
 static List *
-ReconcileOption(const char *jtype, const char *shown)
+ReconcileOption(const RunOption *opt, const char *jtype, const char *shown)
 {
 	List	   *measures = NIL;
 	ListCell   *lc;
@@ -187,14 +307,14 @@ ReconcileOption(const char *jtype, const char *shown)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options.reconcile must be an array of measures, not %s", shown),
 				 errhint("For example [\"count(*)\", \"sum(revenue)\"].")));
-	foreach(lc, StringsOption("reconcile", shown, MaxTupleAttributeNumber, "measures"))
+	foreach(lc, StringsOption(opt->key, shown, opt->max, "measures"))
 		measures = lappend(measures, BackfillCheckExpr((char *) lfirst(lc), "options.reconcile"));
 	return measures;
 }
 
 /* options.replicas: an array of standbys' application_name. */
 static List *
-ReplicasOption(const char *jtype, const char *shown)
+ReplicasOption(const RunOption *opt, const char *jtype, const char *shown)
 {
 	List	   *names;
 	ListCell   *lc;
@@ -204,7 +324,7 @@ ReplicasOption(const char *jtype, const char *shown)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options.replicas must be an array of standbys' application_name, not %s", shown),
 				 errhint("For example [\"standby1\"].")));
-	names = StringsOption("replicas", shown, 1000, "standbys");
+	names = StringsOption(opt->key, shown, opt->max, "standbys");
 	foreach(lc, names)
 		if (((char *) lfirst(lc))[0] == '\0' || strlen((char *) lfirst(lc)) >= NAMEDATALEN)
 			ereport(ERROR,
@@ -219,32 +339,112 @@ ReplicasOption(const char *jtype, const char *shown)
 	return names;
 }
 
-/* A throttle option (run/throttle.h); false if key is none. */
-static bool
-SetThrottleOption(BackfillThrottle *t, const char *key, const char *jtype, const char *value,
-				  const char *shown)
+/* options.unwatched: "newer", or an array of partitions. */
+static void
+UnwatchedOption(BackfillRunOptions *opts, const RunOption *opt, const char *jtype, const char *value,
+				const char *shown)
 {
-	if (strcmp(key, "max_replica_lag_ms") == 0)
-		t->max_replica_lag_ms = IntOption(key, jtype, shown, 1, 86400000);
-	else if (strcmp(key, "replicas") == 0)
-		t->replicas = ReplicasOption(jtype, shown);
-	else if (strcmp(key, "max_slot_lag_bytes") == 0)
-		t->max_slot_lag_bytes = Int64Option(key, jtype, shown, 1, INT64CONST(1) << 50);
-	else if (strcmp(key, "throttle_query") == 0)
-		t->throttle_query = StringOption(key, jtype, value);
-	else if (strcmp(key, "critical_query") == 0)
-		t->critical_query = StringOption(key, jtype, value);
-	else if (strcmp(key, "cost_limit") == 0)
-		t->cost_limit = IntOption(key, jtype, shown, 1, 10000);
-	else if (strcmp(key, "cost_delay_ms") == 0)
-		t->cost_delay_ms = IntOption(key, jtype, shown, 1, 1000);
-	else if (strcmp(key, "throttle_timeout_ms") == 0)
-		t->throttle_timeout_ms = IntOption(key, jtype, shown, 1000, 7 * 86400000);
-	else if (strcmp(key, "throttle_interval_ms") == 0)
-		t->throttle_interval_ms = IntOption(key, jtype, shown, 10, 60000);
-	else
-		return false;
-	return true;
+	opts->unwatch_newer = strcmp(jtype, "string") == 0 && strcmp(value, "newer") == 0;
+	if (!opts->unwatch_newer && strcmp(jtype, "array") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options.unwatched must be \"newer\" or an array of partitions, not %s", shown),
+				 errhint("For example [\"orders_20261203\"]: partitions outside the range whose writes are not history.")));
+	if (!opts->unwatch_newer)
+		opts->unwatched = StringsOption(opt->key, shown, opt->max, "partitions");
+}
+
+/*
+ * Set one option from its key, its JSON type, its value as text and as
+ * JSON (for messages); unknown keys and wrong types are refused.
+ */
+static void
+SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const char *value,
+			 const char *shown)
+{
+	const RunOption *opt = FindRunOption(key);
+
+	if (opt == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options: unknown key \"%s\"", key),
+				 errhint("The keys are %s.", RunOptionKeys())));
+	if (strcmp(jtype, "null") == 0)
+		return;					/* the default */
+	switch (opt->type)
+	{
+		case OPTION_INT:
+			*OPTION_FIELD(opts, opt, int) = (int) IntOption(opt, jtype, shown);
+			break;
+		case OPTION_INT64:
+			*OPTION_FIELD(opts, opt, int64) = IntOption(opt, jtype, shown);
+			break;
+		case OPTION_BOOL:
+			*OPTION_FIELD(opts, opt, bool) = BoolOption(key, jtype, shown);
+			break;
+		case OPTION_MODE:
+			*OPTION_FIELD(opts, opt, int) = ModeOption(opt, jtype, value, shown);
+			break;
+		case OPTION_TEXT:
+			*OPTION_FIELD(opts, opt, char *) = StringOption(key, jtype, value);
+			break;
+		case OPTION_SETTING:
+			*OPTION_FIELD(opts, opt, char *) = SettingOption(key, jtype, value);
+			break;
+		case OPTION_LOCK_TIMEOUT:
+			LockTimeoutOption(opts, opt, jtype, value, shown);
+			break;
+		case OPTION_NUMBER:
+			*OPTION_FIELD(opts, opt, char *) = NumberOption(key, jtype, value, shown);
+			break;
+		case OPTION_MEASURES:
+			*OPTION_FIELD(opts, opt, List *) = ReconcileOption(opt, jtype, shown);
+			break;
+		case OPTION_STANDBYS:
+			*OPTION_FIELD(opts, opt, List *) = ReplicasOption(opt, jtype, shown);
+			break;
+		case OPTION_PARTITIONS:
+			UnwatchedOption(opts, opt, jtype, value, shown);
+			break;
+	}
+}
+
+/* The defaults of a run's options. */
+static void
+RunOptionDefaults(BackfillRunOptions *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	for (int i = 0; i < lengthof(run_options); i++)
+	{
+		const RunOption *opt = &run_options[i];
+
+		switch (opt->type)
+		{
+			case OPTION_INT:
+			case OPTION_MODE:
+				*OPTION_FIELD(opts, opt, int) = (int) opt->def;
+				break;
+			case OPTION_INT64:
+				*OPTION_FIELD(opts, opt, int64) = opt->def;
+				break;
+			case OPTION_BOOL:
+				*OPTION_FIELD(opts, opt, bool) = opt->def != 0;
+				break;
+			case OPTION_TEXT:
+			case OPTION_SETTING:
+			case OPTION_NUMBER:
+				*OPTION_FIELD(opts, opt, char *) = (char *) opt->deftext;
+				break;
+			case OPTION_LOCK_TIMEOUT:
+				opts->lock_timeout_ms = (int) opt->def;
+				break;
+			case OPTION_MEASURES:
+			case OPTION_STANDBYS:
+			case OPTION_PARTITIONS:
+				break;			/* none */
+		}
+	}
+	opts->search_path = pstrdup(namespace_search_path);
 }
 
 /* The throttle options once all are read: what one implies of another. */
@@ -266,13 +466,13 @@ FinishThrottleOptions(BackfillThrottle *t)
 	}
 }
 
-/* A list of strings as a JSON array, or null when empty. */
+/* A list of strings as a JSON array; when empty, null if unset_null, else []. */
 static void
-AppendJsonStrings(StringInfo buf, List *strings)
+AppendJsonStrings(StringInfo buf, List *strings, bool unset_null)
 {
 	ListCell   *lc;
 
-	if (strings == NIL)
+	if (strings == NIL && unset_null)
 	{
 		appendStringInfoString(buf, "null");
 		return;
@@ -287,138 +487,66 @@ AppendJsonStrings(StringInfo buf, List *strings)
 	appendStringInfoChar(buf, ']');
 }
 
-/* The throttle options, as the stored options say them. */
+/* A text as JSON: a string, or null. */
 static void
-AppendThrottleOptions(StringInfo buf, BackfillThrottle *t)
+AppendJsonText(StringInfo buf, const char *value)
 {
-	appendStringInfoString(buf, ", \"max_replica_lag_ms\": ");
-	appendStringInfoString(buf, t->max_replica_lag_ms ? psprintf("%d", t->max_replica_lag_ms) : "null");
-	appendStringInfoString(buf, ", \"replicas\": ");
-	AppendJsonStrings(buf, t->replicas);
-	appendStringInfoString(buf, ", \"max_slot_lag_bytes\": ");
-	appendStringInfoString(buf, t->max_slot_lag_bytes ? psprintf(INT64_FORMAT, t->max_slot_lag_bytes) : "null");
-	AppendJsonString(buf, "throttle_query", t->throttle_query);
-	AppendJsonString(buf, "critical_query", t->critical_query);
-	appendStringInfo(buf, ", \"cost_limit\": %s, \"cost_delay_ms\": %s",
-					 t->cost_limit ? psprintf("%d", t->cost_limit) : "null",
-					 t->cost_delay_ms ? psprintf("%d", t->cost_delay_ms) : "null");
-	appendStringInfo(buf, ", \"throttle_timeout_ms\": %d, \"throttle_interval_ms\": %d",
-					 t->throttle_timeout_ms, t->throttle_interval_ms);
+	if (value)
+		escape_json(buf, value);
+	else
+		appendStringInfoString(buf, "null");
 }
 
-/* options.lock_timeout: a setting, also the swap's timeout in ms. */
+/* The value of opt in opts as the stored options say it. */
 static void
-LockTimeoutOption(BackfillRunOptions *opts, const char *key, const char *jtype, const char *value,
-				  const char *shown)
+AppendRunOption(StringInfo buf, BackfillRunOptions *opts, const RunOption *opt)
 {
-	int			ms;
-
-	opts->lock_timeout = SettingOption(key, jtype, value);
-	if (!parse_int(value, &ms, GUC_UNIT_MS, NULL) || ms < 1 || ms > 600000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options.lock_timeout must be between 1 ms and 10 min, not %s", shown)));
-	opts->lock_timeout_ms = ms;
-}
-
-/*
- * Set one option from its key, its JSON type, its value as text and as
- * JSON (for messages); unknown keys and wrong types are refused.
- */
-static void
-SetRunOption(BackfillRunOptions *opts, const char *key, const char *jtype, const char *value,
-			 const char *shown)
-{
-	bool		known = false;
-
-	for (int k = 0; known_options[k]; k++)
-		known |= strcmp(key, known_options[k]) == 0;
-	if (!known)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options: unknown key \"%s\"", key),
-				 errhint("The keys are max_workers, pause_ms, max_attempts, on_error, refresh_dependents,"
-						 " check_untouched, allow_empty, keep_old, delete_missing, statement_timeout,"
-						 " lock_timeout, work_mem, max_parallel_workers_per_gather, reconcile,"
-						 " reconcile_tolerance, window_column, chunk, search_path, small_partition_rows,"
-						 " max_replica_lag_ms, replicas, max_slot_lag_bytes, throttle_query, critical_query,"
-						 " cost_limit, cost_delay_ms, throttle_timeout_ms, throttle_interval_ms and unwatched.")));
-	if (strcmp(jtype, "null") == 0)
-		return;					/* the default */
-	if (SetThrottleOption(&opts->throttle, key, jtype, value, shown))
-		return;
-	if (strcmp(key, "max_workers") == 0)
-		opts->max_workers = IntOption(key, jtype, shown, 1, 64);
-	else if (strcmp(key, "pause_ms") == 0)
-		opts->pause_ms = IntOption(key, jtype, shown, 0, 3600000);
-	else if (strcmp(key, "max_attempts") == 0)
-		opts->max_attempts = IntOption(key, jtype, shown, 1, 100);
-	else if (strcmp(key, "small_partition_rows") == 0)
-		opts->small_partition_rows = IntOption(key, jtype, shown, 0, 100000000);
-	else if (strcmp(key, "on_error") == 0)
+	switch (opt->type)
 	{
-		if (strcmp(jtype, "string") != 0 || (strcmp(value, "stop") != 0 && strcmp(value, "continue") != 0))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.on_error must be \"stop\" or \"continue\", not %s", shown)));
-		opts->on_error_continue = strcmp(value, "continue") == 0;
-	}
-	else if (strcmp(key, "refresh_dependents") == 0)
-		opts->refresh_dependents = BoolOption(key, jtype, shown);
-	else if (strcmp(key, "check_untouched") == 0)
-	{
-		/* true is "full", as before "counters" was offered */
-		bool		named = strcmp(jtype, "string") == 0 &&
-			(strcmp(value, "full") == 0 || strcmp(value, "counters") == 0);
+		case OPTION_INT:
+		case OPTION_INT64:
+			{
+				int64		v = opt->type == OPTION_INT ? *OPTION_FIELD(opts, opt, int)
+					: *OPTION_FIELD(opts, opt, int64);
 
-		if (!named && strcmp(jtype, "boolean") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.check_untouched must be \"full\", \"counters\", true (\"full\") or false, not %s",
-							shown)));
-		opts->check_untouched = named || strcmp(shown, "true") == 0;
-		opts->untouched_full = opts->check_untouched && !(named && strcmp(value, "counters") == 0);
-	}
-	else if (strcmp(key, "allow_empty") == 0)
-		opts->allow_empty = BoolOption(key, jtype, shown);
-	else if (strcmp(key, "keep_old") == 0)
-		opts->keep_old = BoolOption(key, jtype, shown);
-	else if (strcmp(key, "delete_missing") == 0)
-		opts->delete_missing = BoolOption(key, jtype, shown);
-	else if (strcmp(key, "statement_timeout") == 0)
-		opts->statement_timeout = SettingOption(key, jtype, value);
-	else if (strcmp(key, "lock_timeout") == 0)
-		LockTimeoutOption(opts, key, jtype, value, shown);
-	else if (strcmp(key, "work_mem") == 0)
-		opts->work_mem = SettingOption(key, jtype, value);
-	else if (strcmp(key, "max_parallel_workers_per_gather") == 0)
-		opts->max_parallel_workers_per_gather = SettingOption(key, jtype, value);
-	else if (strcmp(key, "search_path") == 0)
-		opts->search_path = SettingOption(key, jtype, value);
-	else if (strcmp(key, "reconcile_tolerance") == 0)
-	{
-		if (strcmp(jtype, "number") != 0 || value[0] == '-')
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.reconcile_tolerance must be a number of at least 0, not %s", shown)));
-		opts->reconcile_tolerance = pstrdup(value);
-	}
-	else if (strcmp(key, "window_column") == 0)
-		opts->window_column = StringOption(key, jtype, value);
-	else if (strcmp(key, "chunk") == 0)
-		opts->chunk = StringOption(key, jtype, value);
-	else if (strcmp(key, "reconcile") == 0)
-		opts->reconcile = ReconcileOption(jtype, shown);
-	else if (strcmp(key, "unwatched") == 0)
-	{
-		opts->unwatch_newer = strcmp(jtype, "string") == 0 && strcmp(value, "newer") == 0;
-		if (!opts->unwatch_newer && strcmp(jtype, "array") != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("options.unwatched must be \"newer\" or an array of partitions, not %s", shown),
-					 errhint("For example [\"orders_20261203\"]: partitions outside the range whose writes are not history.")));
-		if (!opts->unwatch_newer)
-			opts->unwatched = StringsOption(key, shown, 100000, "partitions");
+				if (v == 0 && opt->unset_null)
+					appendStringInfoString(buf, "null");
+				else
+					appendStringInfo(buf, INT64_FORMAT, v);
+				break;
+			}
+		case OPTION_BOOL:
+			appendStringInfoString(buf, *OPTION_FIELD(opts, opt, bool) ? "true" : "false");
+			break;
+		case OPTION_MODE:
+			{
+				int			v = *OPTION_FIELD(opts, opt, int);
+
+				if (BackfillName(opt->modes, v))
+					escape_json(buf, BackfillName(opt->modes, v));
+				else
+					appendStringInfoString(buf, v == opt->when_false ? "false" : "true");
+				break;
+			}
+		case OPTION_TEXT:
+		case OPTION_SETTING:
+		case OPTION_LOCK_TIMEOUT:
+			AppendJsonText(buf, *OPTION_FIELD(opts, opt, char *));
+			break;
+		case OPTION_NUMBER:
+			appendStringInfoString(buf, *OPTION_FIELD(opts, opt, char *));
+			break;
+		case OPTION_PARTITIONS:
+			if (opts->unwatch_newer)
+			{
+				appendStringInfoString(buf, "\"newer\"");
+				break;
+			}
+			/* FALLTHROUGH */
+		case OPTION_MEASURES:
+		case OPTION_STANDBYS:
+			AppendJsonStrings(buf, *OPTION_FIELD(opts, opt, List *), opt->unset_null);
+			break;
 	}
 }
 
@@ -427,40 +555,14 @@ static char *
 NormalizedRunOptions(BackfillRunOptions *opts)
 {
 	StringInfoData buf;
-	ListCell   *lc;
 
 	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"max_workers\": %d, \"pause_ms\": %d, \"max_attempts\": %d, \"on_error\": \"%s\"",
-					 opts->max_workers, opts->pause_ms, opts->max_attempts,
-					 opts->on_error_continue ? "continue" : "stop");
-	appendStringInfo(&buf, ", \"refresh_dependents\": %s, \"check_untouched\": %s, \"allow_empty\": %s"
-					 ", \"keep_old\": %s, \"delete_missing\": %s",
-					 opts->refresh_dependents ? "true" : "false",
-					 !opts->check_untouched ? "false" : opts->untouched_full ? "\"full\"" : "\"counters\"",
-					 opts->allow_empty ? "true" : "false", opts->keep_old ? "true" : "false",
-					 opts->delete_missing ? "true" : "false");
-	AppendJsonString(&buf, "statement_timeout", opts->statement_timeout);
-	AppendJsonString(&buf, "lock_timeout", opts->lock_timeout);
-	AppendJsonString(&buf, "work_mem", opts->work_mem);
-	AppendJsonString(&buf, "max_parallel_workers_per_gather", opts->max_parallel_workers_per_gather);
-	appendStringInfoString(&buf, ", \"reconcile\": [");
-	foreach(lc, opts->reconcile)
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < lengthof(run_options); i++)
 	{
-		if (foreach_current_index(lc) > 0)
-			appendStringInfoString(&buf, ", ");
-		escape_json(&buf, (char *) lfirst(lc));
+		appendStringInfo(&buf, "%s\"%s\": ", i > 0 ? ", " : "", run_options[i].key);
+		AppendRunOption(&buf, opts, &run_options[i]);
 	}
-	appendStringInfo(&buf, "], \"reconcile_tolerance\": %s, \"small_partition_rows\": %d",
-					 opts->reconcile_tolerance, opts->small_partition_rows);
-	AppendJsonString(&buf, "window_column", opts->window_column);
-	AppendJsonString(&buf, "chunk", opts->chunk);
-	AppendJsonString(&buf, "search_path", opts->search_path);
-	appendStringInfoString(&buf, ", \"unwatched\": ");
-	if (opts->unwatch_newer)
-		appendStringInfoString(&buf, "\"newer\"");
-	else
-		AppendJsonStrings(&buf, opts->unwatched);
-	AppendThrottleOptions(&buf, &opts->throttle);
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
@@ -511,6 +613,9 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
 				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
+	/* what run.c reads until it compares the enums */
+	opts->on_error_continue = opts->on_error == BACKFILL_ON_ERROR_CONTINUE;
+	opts->check_untouched = opts->untouched_check != BACKFILL_UNTOUCHED_OFF;
 	FinishThrottleOptions(&opts->throttle);
 	opts->normalized = NormalizedRunOptions(opts);
 }

@@ -14,8 +14,8 @@
 #include "nodes/pg_list.h"
 
 #include "base/throttle.h"
+#include "run/runkinds.h"
 
-/* The options of a run, defaults filled in. */
 /*
  * strategy 'auto': a partition of at most this many rows is rewritten by a
  * delete and an insert, a larger one swapped (make bench measures where a
@@ -23,15 +23,17 @@
  */
 #define BACKFILL_SMALL_PARTITION_ROWS 20000
 
+/* The options of a run, defaults filled in (runoptions.c's table says each). */
 typedef struct BackfillRunOptions
 {
 	int			max_workers;
 	int			pause_ms;
 	int			max_attempts;
-	bool		on_error_continue;
+	BackfillOnError on_error;
+	bool		on_error_continue;	/* on_error continue: run.c reads it until it reads on_error */
 	bool		refresh_dependents;
-	bool		check_untouched;
-	bool		untouched_full;	/* check_untouched 'full' (the default): fingerprints, not 'counters' */
+	BackfillUntouchedCheck untouched_check; /* check_untouched */
+	bool		check_untouched;	/* untouched_check not off: run.c reads it until it reads that */
 	bool		allow_empty;	/* replace: a task may empty its partition */
 	bool		keep_old;		/* replace: keep each old partition as an archive */
 	bool		delete_missing; /* merge: delete the window's rows the source lacks */
