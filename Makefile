@@ -61,6 +61,8 @@ OBJS = \
 	src/probe/probe.o \
 	src/run/window.o \
 	src/run/pin.o \
+	src/run/runkinds.o \
+	src/run/runoptions.o \
 	src/run/runstate.o \
 	src/run/plan.o \
 	src/run/task.o \

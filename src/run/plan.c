@@ -61,6 +61,7 @@
 #include "record/log.h"
 #include "run/pin.h"
 #include "run/plan.h"
+#include "run/runkinds.h"
 #include "run/runstate.h"
 #include "base/throttle.h"
 #include "run/window.h"
@@ -480,9 +481,9 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 	return watched;
 }
 
-/* Into untouched, an entry for each watched partition: its fingerprint (mode 2, 'full') or its counters (1). */
+/* Into untouched, an entry for each watched partition: its fingerprint ('full') or its counters. */
 static void
-UntouchedPartitions(List *watched, int mode, StringInfo untouched)
+UntouchedPartitions(List *watched, BackfillUntouchedCheck check, StringInfo untouched)
 {
 	int64		lastlog = BackfillLastLogId(BackfillInstalledSchema());
 	char	   *epoch;
@@ -496,7 +497,7 @@ UntouchedPartitions(List *watched, int mode, StringInfo untouched)
 
 		CHECK_FOR_INTERRUPTS();
 		appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
-		appendStringInfoString(untouched, mode == 2
+		appendStringInfoString(untouched, check == BACKFILL_UNTOUCHED_FULL
 							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL, lastlog)
 							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog, epoch));
 	}
@@ -586,7 +587,7 @@ ChunkTasks(Oid type, const char *typname, const char *lotext, const char *hitext
  * (and the window column, when given) in the source?
  */
 static void
-CheckSourceColumns(Oid relid, const char *bound, List *key, const char *strategy,
+CheckSourceColumns(Oid relid, const char *bound, List *key, BackfillStrategy strategy,
 				   const char *window_column)
 {
 	SPIPlanPtr	plan = BackfillPrepare(bound, 0, NULL, "source");
@@ -610,7 +611,7 @@ CheckSourceColumns(Oid relid, const char *bound, List *key, const char *strategy
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("source lacks the window column \"%s\"", window_column),
 				 errdetail("Each task checks that the source's rows lie in its window.")));
-	if (strcmp(strategy, "merge") == 0)
+	if (strategy == BACKFILL_STRATEGY_MERGE)
 		foreach(lc, key)
 			if (BackfillFindColumn(src, (char *) lfirst(lc)) < 0)
 				ereport(ERROR,
@@ -627,7 +628,7 @@ typedef struct PlanRequest
 	char	   *lotext;			/* as given, then in ISO */
 	char	   *hitext;
 	const char *source;
-	const char *strategy;
+	BackfillStrategy strategy;
 	List	   *key;
 	BackfillRunOptions opts;
 	/* the window column: the partition key, or options.window_column */
@@ -643,6 +644,8 @@ typedef struct PlanRequest
 static void
 PlanArgs(FunctionCallInfo fcinfo, PlanRequest *pr)
 {
+	const char *strategy;
+
 	memset(pr, 0, sizeof(PlanRequest));
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -651,19 +654,20 @@ PlanArgs(FunctionCallInfo fcinfo, PlanRequest *pr)
 	pr->lotext = (char *) BackfillArgText(fcinfo, 1, "range_from");
 	pr->hitext = (char *) BackfillArgText(fcinfo, 2, "range_to");
 	pr->source = BackfillCheckQuery(BackfillArgText(fcinfo, 3, "source"), "source");
-	pr->strategy = BackfillArgText(fcinfo, 4, "strategy");
-	if (strcmp(pr->strategy, "append") == 0)
+	strategy = BackfillArgText(fcinfo, 4, "strategy");
+	if (strcmp(strategy, "append") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("strategy \"append\" is not a backfill strategy"),
 				 errdetail("Appending a recomputed window adds a second copy of every row in it: every additive measure doubles, and no check fails."),
 				 errhint("Use 'replace' (swap each partition) or 'merge' (on a key).")));
-	if (strcmp(pr->strategy, "replace") != 0 && strcmp(pr->strategy, "merge") != 0 &&
-		strcmp(pr->strategy, "auto") != 0)
+	pr->strategy = BackfillStrategyFromName(strategy);
+	if (pr->strategy == BACKFILL_STRATEGY_OTHER)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("strategy must be 'replace', 'merge' or 'auto', not \"%s\"", pr->strategy)));
-	if (!PG_ARGISNULL(5) || strcmp(pr->strategy, "merge") == 0)
+				 errmsg("strategy must be %s, not \"%s\"",
+						BackfillListed(BackfillNamesQuoted(&BackfillStrategyNames, '\''), " or "), strategy)));
+	if (!PG_ARGISNULL(5) || pr->strategy == BACKFILL_STRATEGY_MERGE)
 		pr->key = BackfillKeyArg(fcinfo, 5);
 	if (PG_ARGISNULL(6))
 		ereport(ERROR,
@@ -764,15 +768,15 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 		List	   *watched;
 
 		tasks = PartitionTasks(pr->relid, lo, hi, pr->lotext, pr->hitext, &pr->cmp, pr->keycoll, pr->keytype,
-							   strcmp(pr->strategy, "merge") != 0, &outside, &newer);
+							   pr->strategy != BACKFILL_STRATEGY_MERGE, &outside, &newer);
 		watched = WatchedPartitions(pr->relid, &pr->opts, outside, newer);
-		if (pr->opts.check_untouched)
-			UntouchedPartitions(watched, pr->opts.untouched_full ? 2 : 1, untouched);
+		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
+			UntouchedPartitions(watched, pr->opts.untouched_check, untouched);
 	}
 	else
 	{
 		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);
-		if (pr->opts.check_untouched)
+		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
 			appendStringInfoString(untouched,
 								   UntouchedEntry(pr->relid, NULL,
 												  psprintf("NOT COALESCE(%s, false)",
@@ -783,7 +787,7 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 	appendStringInfoChar(untouched, ']');
 	AtEOXact_GUC(true, nest);
 	/* a swap of a published partition would not replicate ('auto' may swap) */
-	if (pr->partitioned && strcmp(pr->strategy, "merge") != 0)
+	if (pr->partitioned && pr->strategy != BACKFILL_STRATEGY_MERGE)
 		RefusePublishedTasks(pr->relid, tasks);
 	return tasks;
 }
@@ -806,7 +810,7 @@ WriteRun(Oid extschema, PlanRequest *pr, List *tasks, const char *pinned, const 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)));
 	values[1] = CStringGetTextDatum(BackfillQualifiedName(pr->relid));
-	values[2] = CStringGetTextDatum(pr->strategy);
+	values[2] = CStringGetTextDatum(BackfillStrategyName(pr->strategy));
 	values[3] = CStringGetTextDatum(pr->source);
 	if (pr->key != NIL)
 		values[4] = BackfillTextArray(pr->key);
@@ -891,7 +895,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	if (pr.key != NIL)
 		(void) BackfillCheckKeyTypes(pr.relid, pr.key, BackfillRelColumns(pr.relid, pr.key, "key"));
 	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
-					   (!pr.partitioned || strcmp(pr.strategy, "merge") == 0) ? pr.keyname : NULL);
+					   (!pr.partitioned || pr.strategy == BACKFILL_STRATEGY_MERGE) ? pr.keyname : NULL);
 	BackfillThrottleCheck(&pr.opts.throttle, GetUserId(), pr.opts.search_path, extschema);
 	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();
