@@ -836,7 +836,10 @@ PrepareAssignments(FillReceiver *r, SPIPlanPtr plan)
 			if (expr == NULL)
 			{
 				Node	   *null = (Node *) makeNullConst(da->atttypid, -1, da->attcollation);
-				Node	   *checked = coerce_to_domain(null, InvalidOid, -1, da->atttypid,
+				int32		basetypmod = -1;
+				/* (18 no longer looks the base type up itself) */
+				Oid			basetype = getBaseTypeAndTypmod(da->atttypid, &basetypmod);
+				Node	   *checked = coerce_to_domain(null, basetype, basetypmod, da->atttypid,
 													   COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1, false);
 
 				expr = checked == null ? NULL : (Expr *) checked;
