@@ -89,11 +89,7 @@ HoldsAccessShare(Oid relid)
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-#ifdef BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
-	return LockHeldByMe(&tag, AccessShareLock, false);
-#else
-	return LockHeldByMe(&tag, AccessShareLock);
-#endif
+	return BackfillLockHeldByMe(&tag, AccessShareLock);
 }
 
 /*
