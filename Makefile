@@ -40,6 +40,7 @@ OBJS = \
 	src/write/context.o \
 	src/write/citus_swap.o \
 	src/write/part.o \
+	src/write/lockproto.o \
 	src/write/swap.o \
 	src/write/swapfiles.o \
 	src/write/swaplock.o \
