@@ -16,6 +16,9 @@
 # repository, with pg_cron and pgTAP (scripts/pg_server.sh), and uses it; PG=17 runs the same
 # inside a Debian 13 root with its PostgreSQL 17 packages (scripts/debian_root.sh, as root);
 # PG_CONFIG=... uses another installed server (pg_cron and pgTAP are added to it if missing).
+# CASSERT=1 with PG=18 builds and uses that server configured with --enable-cassert instead,
+# in a cache directory of its own (`make test PG=18 CASSERT=1`): PostgreSQL's assertions and
+# ours (the lock protocol of src/write/lockproto.c) are checked while every suite runs.
 
 EXTENSION = backfill
 DATA = backfill--1.0.sql
@@ -45,6 +48,7 @@ OBJS = \
 	src/write/context.o \
 	src/write/citus_swap.o \
 	src/write/part.o \
+	src/write/lockproto.o \
 	src/write/swap.o \
 	src/write/swapfiles.o \
 	src/write/swaplock.o \
@@ -81,6 +85,9 @@ REGRESS_OUTDIR ?= .
 # rebuild objects when a header they include changes
 override autodepend = yes
 
+ifeq ($(filter 1,$(CASSERT))$(filter-out 15 17,$(PG)),1)
+$(error CASSERT=1 needs a server built from source, e.g. PG=18: Debian's 15 and 17 are built without assertions)
+endif
 ifeq ($(PG),17)
 # PostgreSQL 17: Debian 13's own packages, in a Debian 13 root made once into the cache
 # (scripts/debian_root.sh); the build, the install and every suite run inside a throwaway
@@ -89,11 +96,13 @@ SERVER_SETUP = scripts/deps.sh --debian-root && scripts/debian_root.sh build >/d
 IN_SERVER = scripts/debian_root.sh run env PG_CONFIG=/usr/lib/postgresql/17/bin/pg_config
 else
 ifneq ($(filter-out 15,$(PG)),)
-PG_CONFIG := $(shell scripts/pg_server.sh path $(PG))
+# CASSERT=1: the same server configured with --enable-cassert, in a cache directory of its own
+SERVER_VARIANT = $(if $(filter 1,$(CASSERT)),cassert)
+PG_CONFIG := $(shell scripts/pg_server.sh path $(PG) $(SERVER_VARIANT))
 ifeq ($(PG_CONFIG),)
 $(error PG=$(PG): no such server can be built here (scripts/sources.txt pins the archives; 17 comes from Debian 13's packages))
 endif
-SERVER_SETUP = scripts/deps.sh --server-build && scripts/pg_server.sh build $(PG) >/dev/null
+SERVER_SETUP = scripts/deps.sh --server-build && scripts/pg_server.sh build $(PG) $(SERVER_VARIANT) >/dev/null
 else
 SERVER_SETUP = PG_CONFIG=$(PG_CONFIG) scripts/deps.sh
 endif

@@ -3,6 +3,8 @@
 #
 # - scripts/pg_server.sh path N for a major version with no pinned archive exits non-zero
 #   and prints no path (a made-up pg_config would send make to a server that is not there);
+# - scripts/pg_server.sh path 18 cassert names a build of its own, never the plain 18's, and
+#   an unknown variant is refused the same way;
 # - scripts/deps.sh takes the server's packages from the major version of $PG_CONFIG (a
 #   PostgreSQL 17 installed from Debian 13 gets postgresql-17-*, not Debian 12's 15);
 # - scripts/suites.sh counts a TAP file that died as one failure, however many lines of
@@ -19,6 +21,16 @@ trap 'rm -rf "$tmp"' EXIT
 out=$(scripts/pg_server.sh path 99 2>/dev/null); rc=$?
 if [ "$rc" -ne 0 ] && [ -z "$out" ]; then held "pg_server.sh path 99 (not pinned) fails and prints no path"
 else fail "pg_server.sh path 99 exited $rc and printed '$out'"; fi
+
+plain=$(BACKFILL_CACHE="$tmp/cache" scripts/pg_server.sh path 18 2>/dev/null)
+cassert=$(BACKFILL_CACHE="$tmp/cache" scripts/pg_server.sh path 18 cassert 2>/dev/null)
+if [ -n "$plain" ] && [ -n "$cassert" ] && [ "$(dirname "$(dirname "$plain")")" != "$(dirname "$(dirname "$cassert")")" ] &&
+	[[ "$cassert" == "$tmp/cache/18."*-cassert-*/bin/pg_config ]]; then
+	held "pg_server.sh path 18 cassert names a build directory of its own, beside the plain one"
+else fail "pg_server.sh path 18 gives '$plain' and path 18 cassert '$cassert'"; fi
+out=$(scripts/pg_server.sh path 18 nocassert 2>/dev/null); rc=$?
+if [ "$rc" -ne 0 ] && [ -z "$out" ]; then held "pg_server.sh path 18 with an unknown variant fails and prints no path"
+else fail "pg_server.sh path 18 nocassert exited $rc and printed '$out'"; fi
 
 printf '#!/bin/sh\necho "PostgreSQL 17.12 (Debian 17.12-1)"\n' > "$tmp/pg_config"
 chmod +x "$tmp/pg_config"

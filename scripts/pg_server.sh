@@ -2,8 +2,11 @@
 # scripts/pg_server.sh: a PostgreSQL server other than Debian's 15, built from a pinned source
 # archive, for `make test PG=18`; and the pinned archives themselves, for scripts/citus_server.sh.
 #
-#   pg_server.sh path VERSION      print the pg_config of that build (building nothing)
-#   pg_server.sh build VERSION     build it if missing, with pg_cron and pgTAP; print pg_config
+#   pg_server.sh path VERSION [cassert]   print the pg_config of that build (building nothing)
+#   pg_server.sh build VERSION [cassert]  build it if missing, with pg_cron and pgTAP; print
+#                                  pg_config.  `cassert`: the same server configured with
+#                                  --enable-cassert (make test PG=18 CASSERT=1), in a directory
+#                                  of its own beside the plain build
 #   pg_server.sh addons PG_CONFIG  install pg_cron and pgTAP into that server if missing
 #   pg_server.sh name VERSION      print the pinned archive of that major version (postgresql-18.3)
 #   pg_server.sh archive NAME      print the path of archive NAME (e.g. citus-13.2.2), checked,
@@ -20,7 +23,8 @@
 # archive's checksum: it is reused while the pin is the same and rebuilt when it changes.
 # Root caches under /var/cache/backfill, other users under ~/.cache/backfill
 # ($BACKFILL_CACHE overrides); as root the cache is readable by the postgres OS user, which
-# runs the server.  Two builds at once wait for each other on a lock in the cache directory.
+# runs the server.  Two builds of the same directory at once wait for each other on that
+# directory's lock in the cache directory; builds of different ones do not.
 #
 # This script is run from make recipes: PostgreSQL's own build makes its generated headers
 # (utils/errcodes.h) first only when MAKELEVEL is unset, so the caller's make variables are
@@ -115,12 +119,23 @@ pg_archive_name() {
 	echo "$a"
 }
 
-# prefix_of MAJOR: where that server is built, named for its version and its pinned checksum
+# variant WORD: the build variant a command names: nothing (plain) or cassert
+variant() {
+	case "${1:-}" in
+		'') ;;
+		cassert) echo cassert ;;
+		*) die "unknown build variant '$1' (known: cassert)" ;;
+	esac
+}
+
+# prefix_of MAJOR [VARIANT]: where that server is built, named for its version, its variant
+# (18.3-cassert-...) and its pinned checksum, so that no two variants share a directory
 prefix_of() {
-	local name sum
+	local name sum var
 	name=$(pg_archive_name "$1")
 	sum=$(pinned_sum "$name")
-	echo "$CACHE/${name#postgresql-}-${sum:0:12}"
+	var=$(variant "${2:-}")
+	echo "$CACHE/${name#postgresql-}${var:+-$var}-${sum:0:12}"
 }
 
 # addons PG_CONFIG: pg_cron (built from its archive) and pgTAP (Debian's SQL files)
@@ -143,24 +158,30 @@ addons() {
 }
 
 build() {
-	local ver=$1 prefix name work start src
-	prefix=$(prefix_of "$ver")
+	local ver=$1 var prefix name work start src
+	local -a extra=()
+	var=$(variant "${2:-}")
+	prefix=$(prefix_of "$ver" "$var")
 	name=$(pg_archive_name "$ver")
+	# assertions on: PostgreSQL's own Assert()s and ours (USE_ASSERT_CHECKING), and the
+	# extra checks that come with them (memory context checking, CLOBBER_FREED_MEMORY)
+	[ "$var" = cassert ] && extra=(--enable-cassert)
 	mkdir -p "$CACHE"
 	chmod 755 "$CACHE"
-	exec 9>"$CACHE/.lock"
+	# one lock a build directory: a build of one variant does not hold up the use of another
+	exec 9>"$CACHE/.${prefix##*/}.lock"
 	flock 9
 	if [ ! -f "$prefix/.complete" ]; then
 		rm -rf "$prefix"
 		start=$(date +%s)
-		echo "pg_server: building $name into $prefix (once; a few minutes)" >&2
+		echo "pg_server: building $name${var:+ ($var)} into $prefix (once; a few minutes)" >&2
 		src=$(archive "$name")
 		work=$(mktemp -d "$CACHE/build.XXXXXX")
 		tar -xzf "$src" -C "$work"
 		(
 			cd "$work/$name"
 			./configure --prefix="$prefix" --without-readline --with-icu --with-lz4 \
-				--with-libxml --enable-tap-tests >"$work/configure.log" 2>&1 ||
+				--with-libxml --enable-tap-tests "${extra[@]}" >"$work/configure.log" 2>&1 ||
 				{ tail -n 30 "$work/configure.log"; exit 1; }
 			make -s -j"$JOBS" >"$work/make.log" 2>&1 || { tail -n 30 "$work/make.log"; exit 1; }
 			make -s install >>"$work/make.log" 2>&1
@@ -172,18 +193,18 @@ build() {
 		addons "$prefix/bin/pg_config"
 		chmod -R a+rX "$prefix"
 		touch "$prefix/.complete"
-		echo "pg_server: $name built in $(( $(date +%s) - start )) s" >&2
+		echo "pg_server: $name${var:+ ($var)} built in $(( $(date +%s) - start )) s" >&2
 	fi
 	flock -u 9
 	echo "$prefix/bin/pg_config"
 }
 
 case "${1:-}" in
-	path) p=$(prefix_of "$2"); echo "$p/bin/pg_config" ;;
-	build) build "$2" ;;
+	path) p=$(prefix_of "$2" "${3:-}"); echo "$p/bin/pg_config" ;;
+	build) build "$2" "${3:-}" ;;
 	addons) mkdir -p "$CACHE"; addons "$2" ;;
 	name) pg_archive_name "$2" ;;
 	archive) archive "$2" ;;
 	sum) pinned_sum "$2" ;;
-	*) die "usage: $0 path|build|name VERSION, $0 addons PG_CONFIG, or $0 archive|sum NAME" ;;
+	*) die "usage: $0 path|build VERSION [cassert], $0 name VERSION, $0 addons PG_CONFIG, or $0 archive|sum NAME" ;;
 esac

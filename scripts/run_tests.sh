@@ -7,13 +7,16 @@
 # tests (t/, their own clusters), the demo with its checks and its chart rendered in headless
 # Chromium, then pgTAP suites (test/) through pg_prove.  Every suite runs even when an earlier one failed.  At the end: the output of each
 # suite that failed, the tail of the server log, then one line per suite and the closing
-# "PostgreSQL V: N passed, N failed" line.  The exit status is non-zero if any suite failed.
+# "PostgreSQL V: N passed, N failed" line ("PostgreSQL V with assertions: ..." on a server
+# built with --enable-cassert).  The exit status is non-zero if any suite failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PG_CONFIG=${PG_CONFIG:-pg_config}
 PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")/..
 SERVER=$("$PG_CONFIG" --version | awk '{print $1, $2}')	# "PostgreSQL 15.20"
+# a server built with --enable-cassert (make test PG=18 CASSERT=1) says so in the closing line
+case "$("$PG_CONFIG" --configure)" in *--enable-cassert*) SERVER="$SERVER with assertions" ;; esac
 OUT="$BACKFILL_TMP/suites"
 mkdir -p "$OUT"
 . scripts/suites.sh

@@ -20,6 +20,7 @@
 #include "catalog/pg_namespace.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -125,6 +126,23 @@
 #define BackfillLockHeldByMe(locktag, lockmode) LockHeldByMe((locktag), (lockmode), false)
 #else
 #define BackfillLockHeldByMe(locktag, lockmode) LockHeldByMe((locktag), (lockmode))
+#endif
+
+/*
+ * Does this transaction hold the lock locktag in mode lockmode or a stronger
+ * one?  "Stronger" as 17's LockHeldByMe counts it: a mode of a higher number.
+ */
+#ifdef BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
+#define BackfillLockHeldOrStronger(locktag, lockmode) LockHeldByMe((locktag), (lockmode), true)
+#else
+static inline bool
+BackfillLockHeldOrStronger(const LOCKTAG *locktag, LOCKMODE lockmode)
+{
+	for (LOCKMODE mode = lockmode; mode <= MaxLockMode; mode++)
+		if (LockHeldByMe(locktag, mode))
+			return true;
+	return false;
+}
 #endif
 
 /* Does roleid own relation relid? */

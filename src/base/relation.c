@@ -403,7 +403,8 @@ OpenElsewhere(Relation rel)
  * one of its indexes, would read old rows then new ones, or fail on a block
  * the new files lack; trigger events pending on it would fire on rows that
  * are gone.  What CLUSTER and TRUNCATE refuse (CheckTableNotInUse), with the
- * name of the argument.  The caller holds a lock on relid.
+ * name of the argument.  The caller holds a lock on relid; its indexes are
+ * locked here in ACCESS SHARE mode, to the end of the transaction.
  */
 void
 BackfillRefuseInUse(Oid relid, const char *what)
@@ -419,7 +420,8 @@ BackfillRefuseInUse(Oid relid, const char *what)
 
 		if (busy)
 			break;
-		idx = relation_open(lfirst_oid(lc), NoLock);
+		/* an index is locked on its own, as a reader of the table locks it */
+		idx = relation_open(lfirst_oid(lc), AccessShareLock);
 		busy = OpenElsewhere(idx);
 		relation_close(idx, NoLock);
 	}

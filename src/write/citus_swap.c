@@ -18,10 +18,10 @@
  *   shard when the source reads co-located tables; what the C fill checks
  *   per row is checked in SQL first (rows outside the bound), or by the
  *   shards' own constraints and indexes (NOT NULL, CHECK, unique keys);
- * - every lock is also taken with SQL LOCK TABLE, which Citus propagates to
- *   the workers' copies of the tables (writes through a worker lock those),
- *   and the swap's attempts send their lock_timeout to the workers with
- *   citus.propagate_set_commands = 'local'.  A worker's lock timeout comes
+ * - every lock (lockproto.c has them all) is also taken with SQL LOCK TABLE,
+ *   which Citus propagates to the workers' copies of the tables (writes
+ *   through a worker lock those), and the swap's attempts send their
+ *   lock_timeout to the workers with citus.propagate_set_commands = 'local'.  A worker's lock timeout comes
  *   back as XX000 "failure on connection marked as essential", after a
  *   WARNING carrying the worker's 55P03 (seen whatever log_min_messages
  *   and client_min_messages are); the retry loop takes it for 55P03.
@@ -56,6 +56,7 @@
 #include "base/extension.h"
 #include "base/spi_util.h"
 #include "write/citus_swap.h"
+#include "write/lockproto.h"
 #include "write/part.h"
 #include "write/staging.h"
 
@@ -89,11 +90,7 @@ HoldsAccessShare(Oid relid)
 	LOCKTAG		tag;
 
 	SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
-#ifdef BACKFILL_HAVE_LOCK_HELD_OR_STRONGER
-	return LockHeldByMe(&tag, AccessShareLock, false);
-#else
-	return LockHeldByMe(&tag, AccessShareLock);
-#endif
+	return BackfillLockHeldByMe(&tag, AccessShareLock);
 }
 
 /*
@@ -225,6 +222,7 @@ BackfillCitusFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr srcplan, cons
 	SPIPlanPtr	plan;
 	MemoryContext cxt = CurrentMemoryContext;
 
+	BackfillAssertFillLocks(bp, staging, "fill");
 	RefuseBadRows(bp, src, source, nargs, argtypes, params);
 	initStringInfo(&cols);
 	for (int i = 0; i < src->natts; i++)
@@ -287,6 +285,11 @@ BackfillCitusLockForSwap(BackfillPart *bp, int timeout_ms, const char *restore)
 	StringInfoData rels;
 	int			nest;
 
+	/* taken on this node first (swaplock.c), never by files on Citus */
+	BackfillAssertLocked(bp->parent, AccessExclusiveLock, "swap lock");
+	BackfillAssertLocked(bp->part, AccessExclusiveLock, "swap lock");
+	if (OidIsValid(bp->defaultpart))
+		BackfillAssertLocked(bp->defaultpart, AccessExclusiveLock, "swap lock");
 	(void) set_config_option("citus.propagate_set_commands", "local", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 

@@ -7,23 +7,10 @@
  * swaps the result in atomically (staging.c builds and fills the copy,
  * swap.c swaps it), then writes one backfill_log record, all in the caller's
  * transaction (a run's task, through the write context, has the copy
- * reconciled before the swap).  While the copy is filled the partition is held in SHARE ROW
- * EXCLUSIVE mode: readers go on, writers of that partition wait (their rows
- * would be lost by the swap), DDL that reaches the partition waits, a second
- * replacement of the same partition waits for the first and then works on
- * the partition the first left.
- *
- * The parent is not locked during the fill, so replacements of different
- * partitions of one parent fill at once and queue only for the swap, which
- * needs ACCESS EXCLUSIVE on the parent: two transactions that both held the
- * parent through their fills could not both swap.  The exceptions take
- * SHARE UPDATE EXCLUSIVE on the parent before anything else, as every
- * replacement once did, and run one at a time: a partition with foreign keys
- * (adding them to the copy locks the tables they point to, which a
- * sibling's swap must lock), a source that reads the parent or its DEFAULT
- * partition, or a transaction that holds one of them already (FillHoldsParent).
- * Whatever of the parent changed during the fill is checked again under the
- * swap's locks (swap.c).
+ * reconciled before the swap).  While the copy is filled the partition is
+ * held in SHARE ROW EXCLUSIVE mode, and the parent only when the fill must
+ * hold it (FillHoldsParent): lockproto.c has the whole lock protocol, phase
+ * by phase, and why.
  *
  * backfill_undo swaps the archive a replacement kept back in, the same way,
  * after proving the partition is still exactly what that replacement wrote.
@@ -60,6 +47,7 @@
 #include "record/log.h"
 #include "write/archive.h"
 #include "write/citus_swap.h"
+#include "write/lockproto.h"
 #include "write/part.h"
 #include "write/replace.h"
 #include "write/staging.h"
@@ -195,7 +183,7 @@ ProbeSource(void *arg)
 
 /*
  * Whether a replacement of bp from source must hold the parent through its
- * fill (see the file header): the partition has foreign keys, or this
+ * fill (see lockproto.c): the partition has foreign keys, or this
  * transaction holds the parent or its DEFAULT partition, now or once the
  * source is analysed.  The source is analysed in a subtransaction rolled
  * back at once, which lets go of the locks that took.  A function the
@@ -220,7 +208,7 @@ FillHoldsParent(BackfillPart *bp, const char *source, int nargs, Oid *argtypes)
  * Lock the partition relid in SHARE ROW EXCLUSIVE mode and describe it.  If
  * it was replaced while we waited, the partition now carrying its name is the
  * one to work on.  The parent is locked first, in SHARE UPDATE EXCLUSIVE
- * mode, when the fill must hold it (source NULL: always), as the file header
+ * mode, when the fill must hold it (source NULL: always), as lockproto.c
  * says; bound_params says that source takes the bounds as $1 (and $2).  Must
  * be called inside SPI.
  */
@@ -289,6 +277,11 @@ BackfillLockPart(Oid relid, const char *argname, const char *source, bool bound_
 		 */
 		BackfillCitusOnPlacements(part, "LOCK TABLE ONLY ", " IN SHARE MODE", false);
 	}
+
+	/* what the fill relies on, from here to the swap */
+	BackfillAssertFillLocks(bp, InvalidOid, "fill");
+	if (holdsparent)
+		BackfillAssertLocked(parent, ShareUpdateExclusiveLock, "fill");
 }
 
 /* The partition constraint of bp, as SQL, into bp->constraintdef. */
@@ -404,6 +397,7 @@ BackfillStage(BackfillPart *bp, const char *source, int nargs, Oid *argtypes, Pa
 	BackfillStageTimes ignored;
 	instr_time	start;
 
+	BackfillAssertFillLocks(bp, InvalidOid, "fill");
 	if (times == NULL)
 		times = &ignored;
 	memset(times, 0, sizeof(BackfillStageTimes));
@@ -673,6 +667,9 @@ backfill_undo(PG_FUNCTION_ARGS)
 				 errmsg("must be owner of table %s to swap it back in", archivename),
 				 errhint("%s", BackfillOwnerHint(archive))));
 	LockRelationOid(archive, AccessExclusiveLock);
+	/* what the checks below rely on, up to the swap */
+	BackfillAssertLocked(bp.parent, ShareUpdateExclusiveLock, "undo");
+	BackfillAssertFillLocks(&bp, archive, "undo");
 
 	nest = BackfillPinSearchPath();
 	BackfillDescribeBound(&bp);

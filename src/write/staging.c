@@ -78,6 +78,7 @@
 #include "write/assign.h"
 #include "write/part.h"
 #include "write/context.h"
+#include "write/lockproto.h"
 #include "write/staging.h"
 
 /* The throttle of the write replacing bp, or NULL. */
@@ -415,6 +416,7 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 	Relation	rel = table_open(staging, NoLock);
 	bool		indexed = RelationGetIndexList(rel) != NIL;
 
+	BackfillAssertFillLocks(bp, staging, "fill");
 	table_close(rel, NoLock);
 	INSTR_TIME_SET_CURRENT(start);
 	/*
@@ -836,7 +838,10 @@ PrepareAssignments(FillReceiver *r, SPIPlanPtr plan)
 			if (expr == NULL)
 			{
 				Node	   *null = (Node *) makeNullConst(da->atttypid, -1, da->attcollation);
-				Node	   *checked = coerce_to_domain(null, InvalidOid, -1, da->atttypid,
+				int32		basetypmod = -1;
+				/* (18 no longer looks the base type up itself) */
+				Oid			basetype = getBaseTypeAndTypmod(da->atttypid, &basetypmod);
+				Node	   *checked = coerce_to_domain(null, basetype, basetypmod, da->atttypid,
 													   COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1, false);
 
 				expr = checked == null ? NULL : (Expr *) checked;
@@ -890,6 +895,7 @@ BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan, ParamListInf
 	FillReceiver r;
 	RangeTblEntry *rte;
 
+	BackfillAssertFillLocks(bp, staging, "fill");
 	memset(&r, 0, sizeof(r));
 	memset(fp, 0, sizeof(*fp));
 	BackfillInitReceiver(&r.pub, FillReceive, NULL);

@@ -23,9 +23,10 @@
  *   the ACCESS EXCLUSIVE lock held from there to commit keeps it true.  So
  *   ATTACH does not scan the DEFAULT partition either.
  *
- * The locks are taken by swaplock.c: in a subtransaction with a short
- * lock_timeout, retried after a back-off, giving way at once to a session
- * that waits for this transaction while holding one of them.
+ * Which locks each kind of swap holds, and why: lockproto.c.  They are taken
+ * by swaplock.c: in a subtransaction with a short lock_timeout, retried
+ * after a back-off, giving way at once to a session that waits for this
+ * transaction while holding one of them.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,6 +75,7 @@
 #include "base/citus.h"
 #include "base/spi_util.h"
 #include "write/archive.h"
+#include "write/lockproto.h"
 #include "write/publication.h"
 #include "write/swap.h"
 #include "write/swapfiles.h"
@@ -244,6 +246,7 @@ ArchiveDetached(BackfillPart *bp, List *oldindexes)
 {
 	ListCell   *lc;
 
+	BackfillAssertLocked(bp->part, AccessExclusiveLock, "archive");
 	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", bp->qualname,
 						  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
 	foreach(lc, oldindexes)
@@ -277,6 +280,7 @@ ArchiveStaging(BackfillPart *bp, Oid staging, List *indexpairs, List *statpairs)
 	List	   *names = NIL;
 	ListCell   *lc;
 
+	BackfillAssertLocked(staging, AccessExclusiveLock, "archive");
 	BackfillExec(psprintf("ALTER TABLE %s DROP CONSTRAINT %s", stagingname, BOUND_CONSTRAINT));
 	BackfillExec(psprintf("ALTER TABLE %s RENAME TO %s", stagingname,
 						  quote_identifier(BackfillArchiveName(bp->name, bp->nsp))));
@@ -353,6 +357,7 @@ DetachAndAttach(BackfillPart *bp, Oid staging, bool keep_old, BackfillSwapResult
 	char	   *clustered;
 	char	   *stagingname = BackfillQualifiedName(staging);
 
+	BackfillAssertSwapLocks(bp, staging, true, "DETACH and ATTACH");
 	foreach(lc, statpairs)
 		oldstats = lappend(oldstats, makeString(StatisticsName(linitial_oid((List *) lfirst(lc)))));
 	replident = BackfillQueryText("SELECT c.relname FROM pg_catalog.pg_index i"
@@ -413,6 +418,7 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 	BackfillCitusDescribe(bp->parent, &cr);
 	files = cr.kind == BACKFILL_CITUS_NONE && BackfillCanSwapFiles(bp->part, staging, keep_old, &indexpairs);
 	result->attempts = BackfillLockForSwap(bp, !files, lock_timeout_ms, max_attempts);
+	BackfillAssertSwapLocks(bp, staging, !files, "swap lock");
 	INSTR_TIME_SET_CURRENT(start);
 
 	RecheckPartUnderLock(bp, !files);

@@ -23,7 +23,8 @@
  *
  * The partition keeps its OID, name, bound, indexes, constraints, triggers,
  * grants, policies, comments, publications and the views on it: only its
- * rows change.  The parent is neither locked nor invalidated.
+ * rows change.  The parent is neither locked further (the swap holds it in
+ * ACCESS SHARE mode only, lockproto.c) nor invalidated.
  *
  * The shape must match to the byte: the same table access method and
  * persistence, the same columns at the same attribute numbers with the same
@@ -80,6 +81,7 @@
 
 #include "base/compat.h"
 #include "base/spi_util.h"
+#include "write/lockproto.h"
 #include "write/swapfiles.h"
 
 /* The name of operator class opclass, or its OID as text. */
@@ -492,6 +494,8 @@ BackfillSwapFiles(Oid part, Oid staging, List *indexpairs)
 	List	   *statpairs;
 	ListCell   *lc;
 
+	BackfillAssertLocked(part, AccessExclusiveLock, "swap by files");
+	BackfillAssertLocked(staging, AccessExclusiveLock, "swap by files");
 	/* every relation whose files move, or whose name or owner changes */
 	foreach(lc, indexpairs)
 	{

@@ -4,19 +4,9 @@
  *		Taking the locks of a partition swap without deadlocking or stalling
  *		other sessions.
  *
- * When the swap begins, the transaction already holds SHARE ROW EXCLUSIVE on
- * the partition, whatever the fill read, and, only when the fill had to hold
- * it (replace.c), SHARE UPDATE EXCLUSIVE on the parent.  Those cannot be let
- * go without losing the fill.  A swap of files (swapfiles.c) then needs
- * ACCESS SHARE on the parent and ACCESS EXCLUSIVE on the partition and the
- * tables the foreign keys point to; a DETACH and ATTACH needs ACCESS
- * EXCLUSIVE on the parent, the partition, the DEFAULT partition and those
- * tables; always in that order.  Replacements of sibling partitions fill at
- * once (none of them holds the parent meanwhile) and swap side by side, or
- * under DETACH and ATTACH take turns here: each waits for the parent,
- * holding only its own partition, which no other swap needs.
- *
- * The protocol:
+ * Which locks the swap takes, in which order, on top of those the fill holds
+ * already, and why: lockproto.c (its "swap lock" phase).  How they are
+ * waited for:
  *
  * - Every lock of the swap is taken in a subtransaction with a short
  *   lock_timeout; on 55P03 the subtransaction is rolled back, which drops
@@ -70,6 +60,7 @@
 #include "base/spi_util.h"
 #include "write/citus_swap.h"
 #include "write/context.h"
+#include "write/lockproto.h"
 #include "write/swaplock.h"
 
 /* Tell the write's context that its swap gives way to a session waiting for it (a run tries again). */
@@ -346,7 +337,7 @@ TryLockForSwap(BackfillPart *bp, List *referenced, bool parent, int timeout_ms)
 
 /*
  * Take ACCESS EXCLUSIVE on the parent, the partition, the DEFAULT partition
- * and the tables foreign keys point to, as the file header says; without
+ * and the tables foreign keys point to, as lockproto.c says; without
  * parent (a swap of files, swapfiles.c), ACCESS SHARE on the parent and
  * ACCESS EXCLUSIVE on the partition and those tables only.  Returns the
  * number of attempts made.
@@ -373,6 +364,7 @@ BackfillLockForSwap(BackfillPart *bp, bool parent, int lock_timeout_ms, int max_
 			blocked = TryLockForSwap(bp, referenced, parent, Min(slice, lock_timeout_ms - waited));
 			if (!OidIsValid(blocked))
 			{
+				BackfillAssertAllLocked(referenced, AccessExclusiveLock, "swap lock");
 				if (bp->ctx)
 					INSTR_TIME_SET_CURRENT(bp->ctx->locked_at);
 				return attempt;
