@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(200);
+SELECT plan(203);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -310,6 +310,17 @@ CREATE TEMP TABLE dry5 AS SELECT * FROM backfill_dry_run((SELECT id FROM r5));
 SELECT is((SELECT added || ' ' || removed || ' ' || changed FROM dry5),
 		  (SELECT '0 0 ' || count(*) FROM rc_orders WHERE day >= '2026-03-11' AND day < '2026-03-13' AND refunded AND amount <> 0),
 		  'dry run of a merge: with the key, the refunded orders are changed rows');
+CREATE TEMP TABLE diff5 AS SELECT d.*, to_jsonb(d) AS j FROM backfill_diff(
+	$$SELECT order_id, day, revenue FROM ONLY rc_flat WHERE day >= '2026-03-11' AND day < '2026-03-13'$$,
+	$$SELECT order_id, day, revenue FROM rc_model WHERE day >= '2026-03-11' AND day < '2026-03-13'$$, '{order_id}') d;
+SELECT is((SELECT added || ' ' || removed || ' ' || changed FROM dry5),
+		  (SELECT count(*) FILTER (WHERE change = 'added') || ' ' || count(*) FILTER (WHERE change = 'removed') || ' '
+				  || count(*) FILTER (WHERE change = 'changed') FROM diff5),
+		  'dry run of a merge: its counts are backfill_diff''s over the chunk and the bound source');
+SELECT is((SELECT jsonb_array_length(sample) FROM dry5), (SELECT least(count(*), 5)::int FROM diff5),
+		  'dry run of a merge: its sample holds the first five rows of the diff');
+SELECT is((SELECT count(*) FROM dry5, jsonb_array_elements(sample) e WHERE e NOT IN (SELECT j FROM diff5)), 0::bigint,
+		  'dry run of a merge: each row of its sample is a row backfill_diff returns');
 SELECT ok((SELECT updated > 0 FROM backfill_merge('rc_flat', $$SELECT order_id, day, revenue FROM rc_model WHERE day >= '2026-03-11' AND day < '2026-03-13'$$,
 							   '{order_id}', $$day >= '2026-03-11' AND day < '2026-03-13'$$)), 'premise: the merge of the first chunk updates rows');
 SELECT is((SELECT fingerprint_after FROM dry5),

@@ -70,54 +70,33 @@
 #include "write/staging.h"
 #include "write/swaplock.h"
 
+/* the rows of a diff a dry run shows */
+#define DRY_RUN_SAMPLES 5
+
 /*
  * Added, removed and changed rows between two queries, and a sample, into
- * the out arguments: matched on the run's key by backfill_diff, or without a
- * key as multisets; both compare by representation, as the fingerprint does.
- * Without a key, old is read on oldsnap when it is valid.
+ * the out arguments: matched on the run's key as backfill_diff matches them,
+ * or without a key as multisets; both compare by representation, as the
+ * fingerprint does.  Without a key, old is read on oldsnap when it is valid.
+ * The sample holds the first DRY_RUN_SAMPLES rows of the diff.
  */
 static void
 Compare(BackfillRun *run, const char *old, Snapshot oldsnap, const char *new, int64 *added,
 		int64 *removed, int64 *changed, bool *changed_null, char **sample)
 {
-	int			rc;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
-
-	if (run->key != NIL)
-	{
-		Oid			types[3] = {TEXTOID, TEXTOID, TEXTARRAYOID};
-		Datum		values[3];
-
-		values[0] = CStringGetTextDatum(old);
-		values[1] = CStringGetTextDatum(new);
-		values[2] = BackfillTextArray(run->key);
-		rc = SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'added'),"
-											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'removed'),"
-											" pg_catalog.count(*) FILTER (WHERE d.change OPERATOR(pg_catalog.=) 'changed'),"
-											" COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(d) OPERATOR(pg_catalog.-) 'n')"
-											"   FILTER (WHERE d.n OPERATOR(pg_catalog.<=) 5), '[]')::pg_catalog.text"
-											" FROM (SELECT x.*, pg_catalog.row_number() OVER () AS n FROM %s($1, $2, $3) x) d",
-											BackfillExtName(run->extschema, "backfill_diff")),
-								   3, types, values, NULL, false, 1);
-		*changed_null = false;
-	}
-	else
+	if (run->key == NIL)
 	{
 		BackfillMultisetDiff(old, oldsnap, new, added, removed, sample);
 		*changed = 0;
 		*changed_null = true;
 		return;
 	}
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not compare the task's rows: %s", SPI_result_code_string(rc));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	*added = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	*removed = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
-	*changed = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-	*sample = SPI_getvalue(tup, desc, 4);
+	/* what backfill_diff would return, on a snapshot that sees the task's own writes */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	BackfillDiffSummary(old, new, run->key, DRY_RUN_SAMPLES, added, removed, changed, sample);
+	PopActiveSnapshot();
+	*changed_null = false;
 }
 
 /* What a dry run found out about its task. */
@@ -240,7 +219,7 @@ DryRunComputeIn(void *arg)
 	 * policies, and the log would show the task's record only so too.
 	 */
 	c->dr->shown = BackfillMaySeeRows(relid);
-	if (task->partition && strcmp(run->strategy, "merge") != 0 && !BackfillTaskWritesInPlace(run, task, relid, &why))
+	if (BackfillChooseTaskWrite(run, task, relid, &why) == BACKFILL_TASK_WRITE_REPLACE)
 		DryRunSwap(run, relid, bound, c->dr);
 	else
 		DryRunInPlace(run, task, relid, bound, c->dr);

@@ -334,7 +334,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 	*tasks_failed = false;
 	/* one worker finishes: the others wait here, then see the run done */
 	BackfillRunLoad(run->extschema, run->id, run, true);
-	if (strcmp(run->status, "running") != 0)
+	if (run->state != BACKFILL_RUN_RUNNING)
 		return NULL;
 	/*
 	 * No task could be claimed: every one that is pending, or failed with
@@ -365,7 +365,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 	{
 		char	   *error = psprintf(INT64_FORMAT " task%s failed: %s", failed, failed > 1 ? "s" : "", failures);
 
-		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
 		BackfillRunUnschedule(run);
 		*tasks_failed = true;
 		return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
@@ -382,7 +382,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 
 		if (run->opts.refresh_dependents)
 			refreshed = RefreshDependents(run, &ok);
-		if (run->opts.check_untouched)
+		if (run->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
 			untouched = CheckUntouched(run, &changed);
 		uv[0] = Int64GetDatum(run->id);
 		uv[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
@@ -397,11 +397,11 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		{
 			char	   *error = "a dependent materialized view could not be refreshed (see refreshed)";
 
-			BackfillRunSetStatus(run, "failed", error);
+			BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
 			BackfillRunUnschedule(run);
 			return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
 		}
-		BackfillRunSetStatus(run, "done", NULL);
+		BackfillRunSetState(run, BACKFILL_RUN_DONE, NULL);
 		BackfillRunUnschedule(run);
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT " done%s%s", run->id,

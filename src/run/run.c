@@ -169,9 +169,9 @@ TargetGone(BackfillRun *run)
 {
 	char	   *error = psprintf("table %s no longer exists", run->target);
 
-	if (strcmp(run->status, "done") != 0 && strcmp(run->status, "cancelled") != 0)
+	if (run->state != BACKFILL_RUN_DONE && run->state != BACKFILL_RUN_CANCELLED)
 	{
-		BackfillRunSetStatus(run, "failed", error);
+		BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
 		BackfillRunUnschedule(run);
 		BackfillCommitStep();
 	}
@@ -242,9 +242,9 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	BackfillRunLoad(extschema, runid, run, false);
 	if (!BackfillRunCheckRights(run, "run", true))
 		TargetGone(run);
-	if (strcmp(run->status, "done") == 0 || strcmp(run->status, "paused") == 0)
+	if (run->state == BACKFILL_RUN_DONE || run->state == BACKFILL_RUN_PAUSED)
 	{
-		if (strcmp(run->status, "done") == 0)
+		if (run->state == BACKFILL_RUN_DONE)
 			ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
 		else
 			ereport(NOTICE,
@@ -253,17 +253,17 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 		BackfillRunUnschedule(run);
 		return false;
 	}
-	if (strcmp(run->status, "cancelled") == 0)
+	if (run->state == BACKFILL_RUN_CANCELLED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run " INT64_FORMAT " was cancelled", runid)));
-	if (strcmp(run->status, "blocked") == 0)
+	if (run->state == BACKFILL_RUN_BLOCKED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("run " INT64_FORMAT " is blocked", runid),
 				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
-	if (strcmp(run->status, "running") != 0)
-		BackfillRunSetStatus(run, "running", NULL);
+	if (run->state != BACKFILL_RUN_RUNNING)
+		BackfillRunSetState(run, BACKFILL_RUN_RUNNING, NULL);
 	BackfillCommitStep();
 	if (BackfillThrottleWanted(&run->opts.throttle))
 		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
@@ -284,7 +284,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 	BackfillRunLoad(extschema, runid, run, false);
 	if (!BackfillRunCheckRights(run, "run", true))
 		TargetGone(run);
-	if (strcmp(run->status, "running") != 0)
+	if (run->state != BACKFILL_RUN_RUNNING)
 	{
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run->status,
@@ -296,7 +296,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 	change = BackfillRunPinnedChange(run);
 	if (change)
 	{
-		BackfillRunSetStatus(run, "blocked", change);
+		BackfillRunSetState(run, BACKFILL_RUN_BLOCKED, change);
 		BackfillRunUnschedule(run);
 		BackfillCommitStep();
 		ereport(ERROR,
@@ -326,7 +326,7 @@ RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, BackfillTas
 {
 	const char *name = task->partition ? task->partition : task->range_from;
 
-	BackfillRunSetStatus(run, "failed", psprintf("task %d (%s) failed: %s", task->task, name, out->error));
+	BackfillRunSetState(run, BACKFILL_RUN_FAILED, psprintf("task %d (%s) failed: %s", task->task, name, out->error));
 	BackfillRunUnschedule(run);
 	BackfillCommitStep();
 	ereport(ERROR,
@@ -371,7 +371,7 @@ ThrottlePause(BackfillRun *run, BackfillThrottleState *throttle)
 	char	   *why = pstrdup(BackfillThrottlePaused(throttle));
 
 	RecordThrottled(run, throttle);
-	BackfillRunSetStatus(run, "paused", why);
+	BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
 	BackfillRunUnschedule(run);
 	BackfillCommitStep();
 	ereport(WARNING,
@@ -469,7 +469,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		MemoryContextSwitchTo(old);
 		if (call->stop_code == 0)
 			call->stop_code = out.sqlerrcode;
-		if (!run->opts.on_error_continue || out.cancelled)
+		if (run->opts.on_error != BACKFILL_ON_ERROR_CONTINUE || out.cancelled)
 			RaiseTaskFailed(call, run, &task, &out);
 	}
 	BackfillTaskCommit(run, &task, &out, &ctx);

@@ -613,9 +613,6 @@ BackfillParseRunOptions(const char *json, bool partitioned, BackfillRunOptions *
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a run on a table that is not partitioned needs options.window_column and options.chunk"),
 				 errhint("For example '{\"window_column\": \"order_date\", \"chunk\": \"1 day\"}'.")));
-	/* what run.c reads until it compares the enums */
-	opts->on_error_continue = opts->on_error == BACKFILL_ON_ERROR_CONTINUE;
-	opts->check_untouched = opts->untouched_check != BACKFILL_UNTOUCHED_OFF;
 	FinishThrottleOptions(&opts->throttle);
 	opts->normalized = NormalizedRunOptions(opts);
 }

@@ -30,10 +30,8 @@ typedef struct BackfillRunOptions
 	int			pause_ms;
 	int			max_attempts;
 	BackfillOnError on_error;
-	bool		on_error_continue;	/* on_error continue: run.c reads it until it reads on_error */
 	bool		refresh_dependents;
 	BackfillUntouchedCheck untouched_check; /* check_untouched */
-	bool		check_untouched;	/* untouched_check not off: run.c reads it until it reads that */
 	bool		allow_empty;	/* replace: a task may empty its partition */
 	bool		keep_old;		/* replace: keep each old partition as an archive */
 	bool		delete_missing; /* merge: delete the window's rows the source lacks */

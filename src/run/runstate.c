@@ -163,8 +163,7 @@ BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock)
 	run->id = runid;
 	run->extschema = extschema;
 	run->target = SPI_getvalue(tup, desc, 1);
-	run->strategy = SPI_getvalue(tup, desc, 2);
-	run->strategy_kind = BackfillStrategyFromName(run->strategy);
+	run->strategy = BackfillStrategyFromName(SPI_getvalue(tup, desc, 2));
 	run->source = SPI_getvalue(tup, desc, 3);
 	run->window_column = SPI_getvalue(tup, desc, 5);
 	run->window_type = SPI_getvalue(tup, desc, 6);
@@ -286,17 +285,6 @@ BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error
 							 5, types, values, nulls, 0);
 	run->status = pstrdup(status);
 	run->state = state;
-}
-
-/* BackfillRunSetState with the status by its name, for run.c until it passes the enum. */
-void
-BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error)
-{
-	BackfillRunStatus state = BackfillRunStatusFromName(status);
-
-	if (state == BACKFILL_RUN_OTHER)
-		elog(ERROR, "\"%s\" is not a status of a run", status);
-	BackfillRunSetState(run, state, error);
 }
 
 /*

@@ -24,8 +24,7 @@ typedef struct BackfillRun
 	char	   *target;			/* schema-qualified, quoted */
 	Oid			targetoid;		/* resolved from target */
 	bool		partitioned;
-	char	   *strategy;		/* as stored; run.c compares it until it reads strategy_kind */
-	BackfillStrategy strategy_kind;
+	BackfillStrategy strategy;	/* backfill_runs_data.strategy */
 	char	   *source;
 	List	   *key;			/* char *, or NIL */
 	char	   *window_column;
@@ -56,7 +55,6 @@ typedef struct BackfillTask
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
 extern void BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error);
-extern void BackfillRunSetStatus(BackfillRun *run, const char *status, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
 extern void BackfillUntouchedSnapshot(void);

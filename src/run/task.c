@@ -263,7 +263,7 @@ BackfillTaskRelation(BackfillRun *run, BackfillTask *task)
 	 * cannot be detached between this check and the write; an 'auto' task
 	 * that writes in place checks again once it holds the lock (BackfillTaskWork).
 	 */
-	if (strcmp(run->strategy, "merge") == 0)
+	if (run->strategy == BACKFILL_STRATEGY_MERGE)
 		LockRelationOid(relid, ShareRowExclusiveLock);
 	RefuseChangedPartition(run, task, relid);
 	return relid;
@@ -357,13 +357,13 @@ CountRowsUpTo(Oid relid, int64 limit)
  * refused, as a swap refuses it: deleting its rows would fire the key's
  * actions.
  */
-bool
-BackfillTaskWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
+static bool
+TaskWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 {
 	int64		n;
 	char	   *fk;
 
-	if (strcmp(run->strategy, "auto") != 0 || task->partition == NULL)
+	if (run->strategy != BACKFILL_STRATEGY_AUTO || task->partition == NULL)
 		return false;
 	/* on Citus the in-place write would lock the coordinator only: swap (citus_swap.c) */
 	if (BackfillCitusDistributed(relid))
@@ -404,19 +404,10 @@ WrittenQuery(BackfillRun *run, BackfillTask *task)
 {
 	const char *rel = task->partition ? task->partition : run->target;
 
-	if (task->partition && strcmp(run->strategy, "replace") == 0)
+	if (task->partition && run->strategy == BACKFILL_STRATEGY_REPLACE)
 		return psprintf("SELECT * FROM ONLY %s", rel);
 	return psprintf("SELECT * FROM ONLY %s WHERE %s", rel, BackfillTaskScope(run, task, NULL));
 }
-
-/* How a task writes its window: chosen in one place (ChooseTaskWrite). */
-typedef enum TaskWrite
-{
-	TASK_WRITE_REPLACE,			/* a partition swapped for a copy filled from the source */
-	TASK_WRITE_MERGE,			/* merged on the run's key (in place, what the source lacks goes) */
-	TASK_WRITE_PARTITION,		/* a small partition deleted and inserted, only the rows that differ */
-	TASK_WRITE_CHUNK			/* a chunk of the target deleted and inserted through it */
-} TaskWrite;
 
 /*
  * How task writes: a partition is replaced, unless an 'auto' run writes it in
@@ -424,16 +415,16 @@ typedef enum TaskWrite
  * inserted); a 'merge' run merges; a chunk of a plain table is deleted and
  * inserted.  *why says why, for the log record (or NULL).
  */
-static TaskWrite
-ChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
+BackfillTaskWrite
+BackfillChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why)
 {
-	bool		in_place = BackfillTaskWritesInPlace(run, task, relid, why);
+	bool		in_place = TaskWritesInPlace(run, task, relid, why);
 
 	if (in_place)
-		return run->key == NIL ? TASK_WRITE_PARTITION : TASK_WRITE_MERGE;
-	if (strcmp(run->strategy, "merge") == 0)
-		return TASK_WRITE_MERGE;
-	return task->partition ? TASK_WRITE_REPLACE : TASK_WRITE_CHUNK;
+		return run->key == NIL ? BACKFILL_TASK_WRITE_PARTITION : BACKFILL_TASK_WRITE_MERGE;
+	if (run->strategy == BACKFILL_STRATEGY_MERGE)
+		return BACKFILL_TASK_WRITE_MERGE;
+	return task->partition ? BACKFILL_TASK_WRITE_REPLACE : BACKFILL_TASK_WRITE_CHUNK;
 }
 
 /* Rows and fingerprints of what a task wrote, and its record, into out. */
@@ -523,9 +514,9 @@ BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
 	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
 	Oid			relid = BackfillTaskRelation(run, task);
 	char	   *why = NULL;
-	TaskWrite	how = ChooseTaskWrite(run, task, relid, &why);
-	bool		in_place = how == TASK_WRITE_PARTITION ||
-		(how == TASK_WRITE_MERGE && strcmp(run->strategy, "auto") == 0);
+	BackfillTaskWrite how = BackfillChooseTaskWrite(run, task, relid, &why);
+	bool		in_place = how == BACKFILL_TASK_WRITE_PARTITION ||
+		(how == BACKFILL_TASK_WRITE_MERGE && run->strategy == BACKFILL_STRATEGY_AUTO);
 
 	ctx->why = why;
 	/* in place, the partition is written as it is once locked: checked again under the lock */
@@ -536,24 +527,24 @@ BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
 	}
 	switch (how)
 	{
-		case TASK_WRITE_REPLACE:
+		case BACKFILL_TASK_WRITE_REPLACE:
 			TaskReplace(run, relid, bound, ctx, out);
 			break;
-		case TASK_WRITE_MERGE:
+		case BACKFILL_TASK_WRITE_MERGE:
 			TaskMerge(run, task, relid, bound, in_place, ctx, out);
 			break;
-		case TASK_WRITE_PARTITION:
+		case BACKFILL_TASK_WRITE_PARTITION:
 			/* straight into the partition, or through the target under FORCE RLS */
 			TaskDeleteInsert(run, task, bound,
 							 OidIsValid(BackfillForcedRowSecurity(relid)) ? run->targetoid : relid,
 							 relid, ctx, out);
 			break;
-		case TASK_WRITE_CHUNK:
+		case BACKFILL_TASK_WRITE_CHUNK:
 			TaskDeleteInsert(run, task, bound, run->targetoid, run->targetoid, ctx, out);
 			break;
 	}
 	/* a replacement reconciled its copy before its swap */
-	if (how != TASK_WRITE_REPLACE)
+	if (how != BACKFILL_TASK_WRITE_REPLACE)
 		BackfillWriteReconcile(ctx, WrittenQuery(run, task), bound);
 	out->reconcile = ctx->comparison;
 }

@@ -53,7 +53,17 @@ extern bool BackfillTaskClaim(BackfillRun *run, List *failed_here, BackfillTask 
 extern Oid	BackfillTaskRelation(BackfillRun *run, BackfillTask *task);
 extern char *BackfillTaskScope(BackfillRun *run, BackfillTask *task, const char *alias);
 extern void BackfillTaskSettings(BackfillRun *run);
-extern bool BackfillTaskWritesInPlace(BackfillRun *run, BackfillTask *task, Oid relid, char **why);
+
+/* How a task writes its window: chosen in one place (BackfillChooseTaskWrite). */
+typedef enum BackfillTaskWrite
+{
+	BACKFILL_TASK_WRITE_REPLACE,	/* a partition swapped for a copy filled from the source */
+	BACKFILL_TASK_WRITE_MERGE,	/* merged on the run's key (in place, what the source lacks goes) */
+	BACKFILL_TASK_WRITE_PARTITION,	/* a small partition deleted and inserted, only the rows that differ */
+	BACKFILL_TASK_WRITE_CHUNK	/* a chunk of the target deleted and inserted through it */
+} BackfillTaskWrite;
+
+extern BackfillTaskWrite BackfillChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why);
 extern void BackfillTaskContext(BackfillRun *run, BackfillThrottleState *throttle, const char *expected,
 								BackfillWriteContext *ctx);
 extern void BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,

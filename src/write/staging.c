@@ -458,6 +458,37 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 }
 
 /*
+ * The columns of the staging table (descriptor dst) the fill cannot give a
+ * value, given[] saying which the source returns: refused before any row is
+ * written.
+ */
+static void
+RefuseColumnsNotFilled(BackfillPart *bp, TupleDesc dst, const bool *given)
+{
+	for (int j = 0; j < dst->natts; j++)
+	{
+		Form_pg_attribute da = TupleDescAttr(dst, j);
+
+		/* a stored generated column is computed as the rows are written, as COPY does */
+		if (da->attgenerated && (da->attgenerated != ATTRIBUTE_GENERATED_STORED || bp->distcol != NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot replace partition %s: column %s is a %s", bp->qualname,
+							quote_identifier(NameStr(da->attname)),
+							bp->distcol ? "generated column of a distributed table" : "virtual generated column"),
+					 errdetail("backfill_replace_partition computes stored generated columns of tables on one server only.")));
+		/* said before any row is written, not as a NULL in the first row */
+		if (!given[j] && da->attnotnull && !da->atthasdef)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("the source lacks column %s, which is NOT NULL and has no default in partition %s",
+							quote_identifier(NameStr(da->attname)), bp->qualname),
+					 errhint("Add %s to the source's select list (columns are matched by name).",
+							 quote_identifier(NameStr(da->attname)))));
+	}
+}
+
+/*
  * Prepare the query that feeds the staging table and check that its columns
  * match the table's by name and can be assigned to their types (the fill
  * assigns them, and the defaults of the columns it lacks, as INSERT does).
@@ -513,28 +544,7 @@ BackfillPrepareFill(BackfillPart *bp, Oid staging, const char *source,
 		given[attnum - 1] = true;
 	}
 
-	for (int j = 0; j < dst->natts; j++)
-	{
-		Form_pg_attribute da = TupleDescAttr(dst, j);
-
-		/* a stored generated column is computed as the rows are written, as COPY does */
-		if (da->attgenerated && (da->attgenerated != ATTRIBUTE_GENERATED_STORED || bp->distcol != NULL))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot replace partition %s: column %s is a %s", bp->qualname,
-							quote_identifier(NameStr(da->attname)),
-							bp->distcol ? "generated column of a distributed table" : "virtual generated column"),
-					 errdetail("backfill_replace_partition computes stored generated columns of tables on one server only.")));
-		/* said before any row is written, not as a NULL in the first row */
-		if (!given[j] && da->attnotnull && !da->atthasdef)
-			ereport(ERROR,
-					(errcode(ERRCODE_NOT_NULL_VIOLATION),
-					 errmsg("the source lacks column %s, which is NOT NULL and has no default in partition %s",
-							quote_identifier(NameStr(da->attname)), bp->qualname),
-					 errhint("Add %s to the source's select list (columns are matched by name).",
-							 quote_identifier(NameStr(da->attname)))));
-	}
-
+	RefuseColumnsNotFilled(bp, dst, given);
 	table_close(rel, NoLock);
 	return plan;
 }
