@@ -68,6 +68,7 @@ OBJS = \
 	src/run/runkinds.o \
 	src/run/runoptions.o \
 	src/run/runstate.o \
+	src/run/outside.o \
 	src/run/plan.o \
 	src/run/task.o \
 	src/run/finish.o \

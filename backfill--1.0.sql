@@ -592,11 +592,12 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
 				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
 				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
-				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint)
+				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint,
+				  untouched_checks pg_catalog.jsonb)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
-	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why';
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, and the partitions outside the range by how they are checked and what was found';
 
 CREATE VIEW @extschema@.backfill_progress AS
 	SELECT * FROM @extschema@.backfill_run_progress();

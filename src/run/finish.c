@@ -57,6 +57,7 @@
 #include "base/throttle.h"
 #include "hash/fingerprint.h"
 #include "record/log.h"
+#include "run/outside.h"
 #include "run/runstate.h"
 #include "run/finish.h"
 #include "run/window.h"
@@ -127,191 +128,6 @@ RefreshDependents(BackfillRun *run, bool *ok)
 	return out.data;
 }
 
-/* What the end of a run found of one entry of untouched. */
-typedef struct UntouchedState
-{
-	char	   *now;			/* the fingerprint now, or NULL */
-	int			same;			/* 1 the same, 0 changed, -1 cannot tell */
-	int64		logid;			/* the record of backfill's that wrote it, or 0 */
-	char	   *why;			/* how it changed, for the warning */
-} UntouchedState;
-
-/*
- * The latest record backfill wrote of partition (a replacement's, or a
- * merge's of the partition itself) after record after whose
- * fingerprint_after is now's, or 0.  after is the last record at plan time:
- * a record made before the plan (a day replaced and undone last month)
- * cannot explain a change made during the run, even one that gives the
- * partition that record's rows again.
- */
-static int64
-LoggedWrite(BackfillRun *run, const char *partition, const char *now, int64 after)
-{
-	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
-	Datum		values[3] = {CStringGetTextDatum(partition), CStringGetTextDatum(now), Int64GetDatum(after)};
-
-	(void) BackfillStateExec(run->extschema,
-							 psprintf("SELECT id FROM %s WHERE (partition = $1 OR (partition IS NULL AND target = $1))"
-									  " AND fingerprint_after = $2 AND id > $3 AND origin = 'backfill' ORDER BY id DESC LIMIT 1",
-									  BackfillExtName(run->extschema, "backfill_log_data")),
-							 3, types, values, NULL, 1);
-	return SPI_processed == 1 ? pg_strtoint64(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)) : 0;
-}
-
-/*
- * The last record of backfill_log when the entry row of untouched was
- * planned; an entry planned without it is explained by no record.
- */
-static int64
-PlanLastLog(char **row)
-{
-	return row[5] ? pg_strtoint64(row[5]) : PG_INT64_MAX;
-}
-
-/* relid, a partition of the run's target, fingerprinted through the target. */
-static char *
-PartitionFingerprint(BackfillRun *run, Oid relid)
-{
-	BackfillFingerprint fp;
-
-	BackfillFingerprintThroughParent(run->targetoid, relid, &fp);
-	return BackfillFingerprintText(&fp);
-}
-
-/*
- * An entry planned by its counters (row: partition, scope, fingerprint,
- * writes, file, last_log): the same if no row of it was written since and it
- * has the same storage; written by a record of backfill's since the plan if
- * its fingerprint now is that record's; otherwise changed, or, its
- * statistics reset meanwhile, not to be told.
- */
-static void
-CheckUntouchedCounters(BackfillRun *run, Oid relid, char **row, const char *epoch, UntouchedState *st)
-{
-	int64		planned = pg_strtoint64(row[3]);
-	int64		writes = BackfillUntouchedWrites(relid);
-
-	st->same = 0;
-	if (BackfillRelFileNode(relid) != (Oid) strtoul(row[4], NULL, 10))
-		st->why = "was truncated or rewritten";
-	else if (row[6] && strcmp(row[6], epoch) != 0)
-	{
-		/* reset, then written as often: the counters would read the same */
-		st->same = -1;
-		st->why = "could not be checked (the statistics were reset, or lost in a crash, since the plan)";
-	}
-	else if (writes == planned)
-		st->same = 1;
-	else if (writes < planned)
-	{
-		st->same = -1;
-		st->why = "could not be checked (its statistics were reset)";
-	}
-	else
-		st->why = psprintf("had " INT64_FORMAT " rows inserted, updated or deleted", writes - planned);
-	if (st->same == 0)
-	{
-		st->now = PartitionFingerprint(run, relid);
-		st->logid = LoggedWrite(run, row[0], st->now, PlanLastLog(row));
-	}
-}
-
-/*
- * An entry planned by its fingerprint (row: partition, scope, fingerprint):
- * the same if its fingerprint is; rewritten by a logged write if a record of
- * backfill's has its fingerprint now.
- */
-static void
-CheckUntouchedFingerprint(BackfillRun *run, Oid relid, char **row, UntouchedState *st)
-{
-	BackfillFingerprint fp;
-
-	if (row[0] && get_rel_relispartition(relid) && get_partition_parent(relid, true) == run->targetoid)
-		st->now = PartitionFingerprint(run, relid);	/* SELECT on the target suffices */
-	else
-	{
-		BackfillFingerprintRel(relid, row[1], true, &fp);
-		st->now = BackfillFingerprintText(&fp);
-	}
-	st->same = strcmp(st->now, row[2]) == 0;
-	st->why = "changed";
-	if (!st->same && row[0])
-		st->logid = LoggedWrite(run, row[0], st->now, PlanLastLog(row));
-}
-
-/* Append the entry of untouched_after for one entry of untouched. */
-static void
-AppendUntouched(StringInfo out, bool first, const char *partition, UntouchedState *st)
-{
-	appendStringInfoString(out, first ? "{\"partition\": " : ", {\"partition\": ");
-	if (partition)
-		escape_json(out, partition);
-	else
-		appendStringInfoString(out, "null");
-	appendStringInfoString(out, ", \"fingerprint\": ");
-	if (st->now)
-		escape_json(out, st->now);
-	else
-		appendStringInfoString(out, "null");
-	appendStringInfo(out, ", \"same\": %s, \"logged_as\": ",
-					 st->same > 0 ? "true" : st->same == 0 ? "false" : "null");
-	if (st->logid)
-		appendStringInfo(out, INT64_FORMAT "}", st->logid);
-	else
-		appendStringInfoString(out, "null}");
-}
-
-/*
- * Check again what lay outside the range, by counters or by fingerprints as
- * planned; returns jsonb text, *changed the count that differ for no logged
- * reason (a partition another run or a replacement rewrote is named with its
- * log record instead).
- */
-static char *
-CheckUntouched(BackfillRun *run, int *changed)
-{
-	static const char *const fields[7] = {"partition", "scope", "fingerprint", "writes", "file", "last_log",
-	"stats_epoch"};
-	uint64		n;
-	char	 ***rows = BackfillJsonbRows(run->untouched, 7, fields, &n);
-	StringInfoData out;
-	char	   *epoch;
-
-	*changed = 0;
-	initStringInfo(&out);
-	appendStringInfoChar(&out, '[');
-	BackfillUntouchedSnapshot();
-	epoch = BackfillStatsEpoch();
-	for (uint64 i = 0; i < n; i++)
-	{
-		Oid			relid = rows[i][0]
-			? RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(rows[i][0])), NoLock, true)
-			: run->targetoid;
-		UntouchedState st = {NULL, 0, 0, "was dropped"};
-
-		CHECK_FOR_INTERRUPTS();
-		if (OidIsValid(relid) && rows[i][3] && rows[i][4])
-			CheckUntouchedCounters(run, relid, rows[i], epoch, &st);
-		else if (OidIsValid(relid) && rows[i][2])
-			CheckUntouchedFingerprint(run, relid, rows[i], &st);
-		if (st.same <= 0 && st.logid == 0)
-		{
-			if (st.same == 0)
-				(*changed)++;
-			ereport(WARNING,
-					(errmsg("run " INT64_FORMAT ": %s, outside the range, %s during the run", run->id,
-							rows[i][0] ? rows[i][0] : "the rows", st.why),
-					 rows[i][2] ? errdetail("Fingerprint at plan time %s, now %s.", rows[i][2], st.now ? st.now : "none")
-					 : errdetail("Checked by its statistics: %s rows inserted, updated or deleted at plan time.", rows[i][3]),
-					 st.same < 0 ? errhint("Plan with options => '{\"check_untouched\": \"full\"}' to compare fingerprints instead.")
-					 : errhint("The run never writes outside its range: another session did.")));
-		}
-		AppendUntouched(&out, i == 0, rows[i][0], &st);
-	}
-	appendStringInfoChar(&out, ']');
-	return out.data;
-}
-
 /*
  * No task left to claim: if none is in progress elsewhere, finish the run
  * (refresh, check what lay outside, mark done) or mark it failed.  Returns
@@ -375,6 +191,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		char	   *refreshed = NULL;
 		char	   *untouched = NULL;
 		int			changed = 0;
+		int			written = 0;
 		bool		ok = true;
 		Oid			ut[3] = {INT8OID, JSONBOID, JSONBOID};
 		Datum		uv[3];
@@ -383,7 +200,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		if (run->opts.refresh_dependents)
 			refreshed = RefreshDependents(run, &ok);
 		if (run->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
-			untouched = CheckUntouched(run, &changed);
+			untouched = BackfillOutsideCheck(run, &changed, &written);
 		uv[0] = Int64GetDatum(run->id);
 		uv[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
 		un[1] = refreshed ? ' ' : 'n';
@@ -406,7 +223,8 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT " done%s%s", run->id,
 						refreshed && strcmp(refreshed, "[]") != 0 ? "; materialized views refreshed" : "",
-						changed ? "; something outside the range changed (see untouched_after)" : "")));
+						changed > written ? "; something outside the range changed (see untouched_after)"
+						: changed ? "; something outside the range was written (see untouched_after)" : "")));
 	}
 	return NULL;
 }

@@ -60,6 +60,7 @@
 #include "hash/fingerprint.h"
 #include "record/log.h"
 #include "run/pin.h"
+#include "run/outside.h"
 #include "run/plan.h"
 #include "run/runkinds.h"
 #include "run/runstate.h"
@@ -117,35 +118,6 @@ Dependents(Oid relid)
 		relid);
 
 	return json ? json : "[]";
-}
-
-/* The fingerprint of a relation (or of its rows in scope) as a jsonb object text. */
-static char *
-UntouchedEntry(Oid relid, const char *partition, const char *scope, int64 lastlog)
-{
-	BackfillFingerprint fp;
-	StringInfoData buf;
-
-	/* a partition through its parent: the caller may not read it directly */
-	if (partition)
-		BackfillFingerprintThroughParent(get_partition_parent(relid, false), relid, &fp);
-	else
-		BackfillFingerprintRel(relid, scope, true, &fp);
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"partition\": ");
-	if (partition)
-		escape_json(&buf, partition);
-	else
-		appendStringInfoString(&buf, "null");
-	appendStringInfoString(&buf, ", \"scope\": ");
-	if (scope)
-		escape_json(&buf, scope);
-	else
-		appendStringInfoString(&buf, "null");
-	appendStringInfo(&buf, ", \"rows\": " UINT64_FORMAT ", \"fingerprint\": ", fp.rows);
-	escape_json(&buf, BackfillFingerprintText(&fp));
-	appendStringInfo(&buf, ", \"last_log\": " INT64_FORMAT "}", lastlog);
-	return buf.data;
 }
 
 /* A value of the window's type read from text, the error naming the argument. */
@@ -288,28 +260,6 @@ CheckTasksTile(Oid relid, List *tasks, Datum lo, Datum hi, const char *lotext, c
 				 errmsg("range [%s, %s) reaches past the last partition in it, which ends at %s",
 						lotext, hitext, WriteValue(at, keytype)),
 				 errhint("Create the partitions up to %s, or end the range at %s.", hitext, WriteValue(at, keytype))));
-}
-
-/*
- * The untouched entry of partition relid (named partition) by its counters:
- * the rows inserted, updated and deleted in it so far, as the cumulative
- * statistics say, its storage, and the last record of backfill_log, so that
- * the run's end can tell whether anything wrote it meanwhile without reading
- * it (BackfillUntouchedWrites).
- */
-static char *
-UntouchedCounters(Oid relid, const char *partition, int64 lastlog, const char *epoch)
-{
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "{\"partition\": ");
-	escape_json(&buf, partition);
-	appendStringInfo(&buf, ", \"scope\": null, \"writes\": " INT64_FORMAT ", \"file\": %u, \"last_log\": " INT64_FORMAT
-					 ", \"stats_epoch\": ", BackfillUntouchedWrites(relid), BackfillRelFileNode(relid), lastlog);
-	escape_json(&buf, epoch);
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
 }
 
 /*
@@ -479,28 +429,6 @@ WatchedPartitions(Oid relid, BackfillRunOptions *opts, List *outside, List *newe
 		if (!SortedOidMember(unwatched, lfirst_oid(lc)))
 			watched = lappend_oid(watched, lfirst_oid(lc));
 	return watched;
-}
-
-/* Into untouched, an entry for each watched partition: its fingerprint ('full') or its counters. */
-static void
-UntouchedPartitions(List *watched, BackfillUntouchedCheck check, StringInfo untouched)
-{
-	int64		lastlog = BackfillLastLogId(BackfillInstalledSchema());
-	char	   *epoch;
-	ListCell   *lc;
-
-	BackfillUntouchedSnapshot();
-	epoch = BackfillStatsEpoch();
-	foreach(lc, watched)
-	{
-		Oid			child = lfirst_oid(lc);
-
-		CHECK_FOR_INTERRUPTS();
-		appendStringInfoString(untouched, untouched->len > 1 ? ", " : "");
-		appendStringInfoString(untouched, check == BACKFILL_UNTOUCHED_FULL
-							   ? UntouchedEntry(child, BackfillQualifiedName(child), NULL, lastlog)
-							   : UntouchedCounters(child, BackfillQualifiedName(child), lastlog, epoch));
-	}
 }
 
 /* A run replacing partitions that a publication replicates is refused now, not at its first task. */
@@ -771,18 +699,17 @@ PlanTasks(PlanRequest *pr, StringInfo untouched)
 							   pr->strategy != BACKFILL_STRATEGY_MERGE, &outside, &newer);
 		watched = WatchedPartitions(pr->relid, &pr->opts, outside, newer);
 		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
-			UntouchedPartitions(watched, pr->opts.untouched_check, untouched);
+			BackfillOutsidePartitions(watched, pr->opts.untouched_check, untouched);
 	}
 	else
 	{
 		tasks = ChunkTasks(pr->keytype, pr->typname, pr->lotext, pr->hitext, pr->opts.chunk);
 		if (pr->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
 			appendStringInfoString(untouched,
-								   UntouchedEntry(pr->relid, NULL,
-												  psprintf("NOT COALESCE(%s, false)",
-														   BackfillWindowScope(pr->keyname, pr->typname,
-																			   pr->lotext, pr->hitext, NULL)),
-												  BackfillLastLogId(BackfillInstalledSchema())));
+								   BackfillOutsideRows(pr->relid,
+													   psprintf("NOT COALESCE(%s, false)",
+																BackfillWindowScope(pr->keyname, pr->typname,
+																					pr->lotext, pr->hitext, NULL))));
 	}
 	appendStringInfoChar(untouched, ']');
 	AtEOXact_GUC(true, nest);

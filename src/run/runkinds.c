@@ -44,6 +44,7 @@ static const char *const on_error_names[] = {
 /* off is stored as false; messages list the names in this order */
 static const char *const untouched_check_names[] = {
 	[BACKFILL_UNTOUCHED_OFF] = NULL,
+	[BACKFILL_UNTOUCHED_AUTO] = "auto",
 	[BACKFILL_UNTOUCHED_FULL] = "full",
 	[BACKFILL_UNTOUCHED_COUNTERS] = "counters"
 };

@@ -79,6 +79,7 @@ extern const BackfillNames BackfillOnErrorNames;
 typedef enum BackfillUntouchedCheck
 {
 	BACKFILL_UNTOUCHED_OFF,		/* false: not checked */
+	BACKFILL_UNTOUCHED_AUTO,	/* "auto": by the visibility map where it proves, else as "full" */
 	BACKFILL_UNTOUCHED_FULL,	/* "full" (or true): fingerprints before and after */
 	BACKFILL_UNTOUCHED_COUNTERS /* "counters": the cumulative statistics' counters */
 } BackfillUntouchedCheck;

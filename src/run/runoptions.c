@@ -78,7 +78,7 @@ static const RunOption run_options[] = {
 	{"on_error", OPTION_MODE, OPT(on_error), .def = BACKFILL_ON_ERROR_STOP,
 		.modes = &BackfillOnErrorNames, .when_true = -1, .when_false = -1},
 	{"refresh_dependents", OPTION_BOOL, OPT(refresh_dependents), .def = true},
-	{"check_untouched", OPTION_MODE, OPT(untouched_check), .def = BACKFILL_UNTOUCHED_FULL,
+	{"check_untouched", OPTION_MODE, OPT(untouched_check), .def = BACKFILL_UNTOUCHED_AUTO,
 		.modes = &BackfillUntouchedCheckNames,
 		.when_true = BACKFILL_UNTOUCHED_FULL, .when_false = BACKFILL_UNTOUCHED_OFF},
 	{"allow_empty", OPTION_BOOL, OPT(allow_empty)},

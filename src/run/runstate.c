@@ -745,12 +745,21 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		" r.refreshed,"
 		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN"
 		"  (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
-		"   WHERE NOT (u ->> 'same')::boolean AND u -> 'logged_as' = 'null'::jsonb) END,"
+		"   WHERE coalesce(u ->> 'found' IN ('changed', 'written'), NOT (u ->> 'same')::boolean)"
+		"     AND u -> 'logged_as' = 'null'::jsonb) END,"
 		" r.error, %s, r.throttled, r.throttle_reason,"
-		" count(t.task) FILTER (WHERE t.status = 'skipped')"
+		" count(t.task) FILTER (WHERE t.status = 'skipped'),"
+		" (SELECT jsonb_object_agg(c.checked, c.found) FROM (SELECT f.checked, jsonb_object_agg(f.found, f.n) AS found"
+		"   FROM (SELECT coalesce(u ->> 'check', CASE WHEN u ? 'writes' THEN 'counters' ELSE 'fingerprint' END) AS checked,"
+		"     CASE WHEN r.untouched_after IS NULL THEN 'planned'"
+		"       WHEN u -> 'logged_as' <> 'null'::jsonb THEN 'logged'"
+		"       ELSE coalesce(u ->> 'found', CASE (u ->> 'same')::boolean WHEN true THEN 'untouched'"
+		"         WHEN false THEN 'changed' ELSE 'unknown' END) END AS found, count(*) AS n"
+		"     FROM jsonb_array_elements(coalesce(r.untouched_after, r.untouched)) u GROUP BY 1, 2) f"
+		"   GROUP BY f.checked) c)"
 		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id"
 		" GROUP BY r.id, r.target, r.target_oid, r.strategy, r.status, r.started_at, r.finished_at,"
-		"   r.options, r.refreshed, r.untouched_after, r.error, r.cron_job, r.throttled, r.throttle_reason"
+		"   r.options, r.refreshed, r.untouched, r.untouched_after, r.error, r.cron_job, r.throttled, r.throttle_reason"
 		" ORDER BY r.id",
 		quote_identifier(get_namespace_name(extschema)), quote_identifier(get_namespace_name(extschema)),
 		CronLastRunColumns(),
@@ -760,10 +769,10 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read backfill_runs");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[20];
-		bool		nulls[20];
+		Datum		values[21];
+		bool		nulls[21];
 
-		for (int c = 0; c < 20; c++)
+		for (int c = 0; c < 21; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
