@@ -158,6 +158,24 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'),
 	$primary->safe_psql('postgres', 'SELECT count(*), sum(amount) FROM lag'), 'the standby holds the new rows');
 
+# --- a standby restarted during a wait --------------------------------------------------------
+# each look at the standbys reads pg_stat_replication afresh: a standby that restarts (a new
+# walsender) and catches up while a run waits for it is seen again, and the run goes on,
+# instead of sitting out throttle_timeout_ms and pausing with "not connected"
+make_table('restarted');
+my $restart_run = plan_run('restarted',
+	'{"max_replica_lag_ms": 300, "replicas": ["standby"], "throttle_interval_ms": 50, "throttle_timeout_ms": 60000}');
+$primary->wait_for_catchup($standby);
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+($h, $out, $err) = start_run($restart_run);
+ok(wait_for_output($h, $err, qr/NOTICE:  run $restart_run waits: standby "standby"/),
+	'a run waits for a paused standby');
+$standby->restart;	# a restarted standby replays again
+$h->finish;
+is(progress($restart_run, 'status'), 'done',
+	'the standby restarted and caught up: the waiting run saw its new walsender and finished');
+ok(as_model('restarted'), 'and wrote the model');
+
 # --- a WAL receiver that is no standby ----------------------------------------------------------
 # pg_receivewal (as Barman or pgBackRest's archiving run it) streams WAL and replays none: it
 # reports no replay position.  Without replicas it is not waited for; named in replicas, the
@@ -240,6 +258,8 @@ my $stuck_run = plan_run('stuck', '{"throttle_query": "SELECT true", "throttle_t
 ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($stuck_run)");
 like($nerr, qr/WARNING:  run $stuck_run paused: waited 1\.00 s \(throttle_timeout_ms\): options.throttle_query returned true/,
 	'a wait longer than throttle_timeout_ms pauses the run');
+like($nerr, qr/HINT:  SELECT backfill_resume\($stuck_run\) once production allows, then CALL backfill_run\($stuck_run\) again\./,
+	'its hint names backfill_resume as the function it is');
 is(progress($stuck_run, 'status || tasks_done'), 'paused0', 'before its first task');
 
 # --- the I/O budget ---------------------------------------------------------------------------

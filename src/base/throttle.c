@@ -221,6 +221,13 @@ ReplicaLagReason(BackfillThrottleState *t)
 	ListCell   *lc;
 
 	SampleFlushed(t, now, flushed);
+
+	/*
+	 * The walsenders as they are now: the activity statistics are otherwise
+	 * kept for the transaction, and a wait is one transaction, so a standby
+	 * that reconnects (a new walsender) would never be seen.
+	 */
+	pgstat_clear_snapshot();
 	/* the physical standbys: a logical walsender streams from a logical slot */
 	if (BackfillStateExec(t->extschema,
 						  "SELECT s.application_name, s.state, s.replay_lsn,"

@@ -376,7 +376,7 @@ ThrottlePause(BackfillRun *run, BackfillThrottleState *throttle)
 	BackfillCommitStep();
 	ereport(WARNING,
 			(errmsg("run " INT64_FORMAT " paused: %s", run->id, why),
-			 errhint("CALL backfill_resume(" INT64_FORMAT ") once production allows, then backfill_run again.", run->id)));
+			 errhint("SELECT backfill_resume(" INT64_FORMAT ") once production allows, then CALL backfill_run(" INT64_FORMAT ") again.", run->id, run->id)));
 }
 
 /*
