@@ -253,18 +253,16 @@ FindLoggedWrite(BackfillRun *run, Oid relid, char **row, UntouchedState *st)
 	st->logid = LoggedWrite(run, row[F_PARTITION], st->now, PlanLastLog(row));
 }
 
-/* The rows written in relid since the plan, as its counters say, as text for a message. */
+/* What the counters say of the rows written since the plan (since of them), for a message. */
 static char *
-CountedWrites(Oid relid, char **row, const char *epoch)
+CountedWrites(int64 since, bool same_epoch)
 {
-	int64		writes = BackfillUntouchedWrites(relid) - pg_strtoint64(row[F_WRITES]);
-
-	if (row[F_EPOCH] && strcmp(row[F_EPOCH], epoch) != 0)
+	if (!same_epoch)
 		return "its statistics were reset since the plan";
-	if (writes < 0)
+	if (since < 0)
 		return "its statistics were reset";
 	return psprintf("its statistics count " INT64_FORMAT " row%s inserted, updated or deleted since the plan",
-					writes, writes == 1 ? "" : "s");
+					since, since == 1 ? "" : "s");
 }
 
 /*
@@ -281,6 +279,7 @@ CheckUntouchedMap(BackfillRun *run, Oid relid, char **row, const char *epoch, Un
 	BackfillUntouched then;
 	BackfillUntouched now;
 	bool		same_epoch = row[F_EPOCH] == NULL || strcmp(row[F_EPOCH], epoch) == 0;
+	int64		since;
 	char	   *counted;
 
 	memset(&then, 0, sizeof(then));
@@ -293,7 +292,8 @@ CheckUntouchedMap(BackfillRun *run, Oid relid, char **row, const char *epoch, Un
 		st->found = OUTSIDE_UNTOUCHED;
 		return;
 	}
-	counted = CountedWrites(relid, row, epoch);
+	since = BackfillUntouchedWrites(relid) - pg_strtoint64(row[F_WRITES]);
+	counted = CountedWrites(since, same_epoch);
 	st->found = OUTSIDE_WRITTEN;
 	if (now.relfilenode != then.relfilenode)
 		st->why = psprintf("was truncated or rewritten (%s)", counted);
@@ -305,7 +305,7 @@ CheckUntouchedMap(BackfillRun *run, Oid relid, char **row, const char *epoch, Un
 	else if (now.pages != then.pages || now.all_visible != now.pages)
 		st->why = psprintf("was written (%u of its %u pages not all-visible, %u pages at plan time; %s)",
 						   now.pages - now.all_visible, now.pages, then.pages, counted);
-	else if (same_epoch && BackfillUntouchedWrites(relid) > pg_strtoint64(row[F_WRITES]))
+	else if (same_epoch && since > 0)
 		st->why = psprintf("was written, then VACUUMed (%s)", counted);
 	else
 	{
