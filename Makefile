@@ -21,7 +21,12 @@
 # ours (the lock protocol of src/write/lockproto.c) are checked while every suite runs.
 
 EXTENSION = backfill
-DATA = backfill--1.0.sql
+# The version is the control file's default_version.  backfill.sql is the install script of
+# that version (installed as backfill--VERSION.sql); updates/ holds one script a step from
+# every released version (updates/README.md): a released version's SQL never changes.
+EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'$$/\1/p" backfill.control)
+DATA_built = backfill--$(EXTVERSION).sql
+DATA = $(wildcard updates/backfill--*--*.sql)
 MODULE_big = backfill
 # one folder a layer, bottom first: each uses only the folders listed before it
 OBJS = \
@@ -75,7 +80,7 @@ OBJS = \
 	src/run/dryrun.o \
 	src/run/run.o
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DBACKFILL_VERSION='"$(EXTVERSION)"'
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)
@@ -120,6 +125,12 @@ include $(PGXS)
 endif
 
 .PHONY: test demo bench deps test-citus
+
+backfill--$(EXTVERSION).sql: backfill.sql
+	cp $< $@
+
+# the library names the version it was built for (BACKFILL_VERSION)
+src/base/extension.o: backfill.control
 
 deps:
 	@$(SERVER_SETUP)

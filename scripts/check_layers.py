@@ -9,7 +9,7 @@ a circle.  "Use" is read two ways:
 - the symbols each object file needs (nm's U lines), found in the object that defines them;
 - at run time, the SQL text a file builds: a string literal that calls one of our own SQL
   functions (backfill_NAME( in the text, or "backfill_NAME" passed to BackfillExtName) uses
-  the file whose C function backfill--1.0.sql binds NAME to.  Text in an error report
+  the file whose C function backfill.sql binds NAME to.  Text in an error report
   (errmsg, errhint, ...) is words, not a call; a command for pg_cron (a comment just before
   says "pg_cron runs in a session of its own") is run by pg_cron, not by the file.
 
@@ -104,7 +104,7 @@ REPORT = re.compile(r'\b(errmsg|errmsg_plural|errhint|errdetail|errdetail_intern
 
 def sql_edges(files):
 	"""(from, to, why) for every SQL call, in text a file builds, of one of our functions."""
-	with open(os.path.join(ROOT, 'backfill--1.0.sql'), encoding='utf-8') as fh:
+	with open(os.path.join(ROOT, 'backfill.sql'), encoding='utf-8') as fh:
 		script = fh.read()
 	symbols = {name: sym for name, sym in SQLFUNC.findall(script) if sym}
 	defined = {}
@@ -263,7 +263,7 @@ def self_test(root):
 		try:
 			shutil.copytree(os.path.join(root, 'src'), os.path.join(tmp, 'src'))
 			shutil.copytree(os.path.join(root, 'docs'), os.path.join(tmp, 'docs'))
-			shutil.copy(os.path.join(root, 'backfill--1.0.sql'), tmp)
+			shutil.copy(os.path.join(root, 'backfill.sql'), tmp)
 			path = os.path.join(tmp, 'src', target)
 			os.makedirs(os.path.dirname(path), exist_ok=True)
 			mode = 'a' if os.path.exists(path) else 'w'

@@ -5,7 +5,7 @@ META.json must be valid JSON with the fields PGXN's spec requires (name, abstrac
 maintainer, license, provides, meta-spec); its name and the one extension it provides must be
 backfill.control's; every version in it must be the control file's default_version as
 PGXN writes it (1.0 -> 1.0.0); the provided file must be the install script of that version
-and exist; PostgreSQL 15 must be the oldest server it requires; its license must be
+(backfill.sql, installed as backfill--VERSION.sql) and exist; PostgreSQL 15 must be the oldest server it requires; its license must be
 postgresql and LICENSE must hold the PostgreSQL License.
 
     check_meta.py               check the checkout
@@ -63,7 +63,8 @@ def check(root):
 	if ext.get('version') != want:
 		problems.append('META.json provides %s %s, the control file\'s default_version %s'
 						% (name, ext.get('version'), default))
-	script = '%s--%s.sql' % (name, default)
+	# the install script of default_version: NAME.sql, installed as NAME--VERSION.sql
+	script = '%s.sql' % name
 	if ext.get('file') != script or not os.path.exists(os.path.join(root, script)):
 		problems.append('META.json provides file %r, the install script is %s' % (ext.get('file'), script))
 	pg = meta.get('prereqs', {}).get('runtime', {}).get('requires', {}).get('PostgreSQL')
@@ -83,7 +84,7 @@ def check(root):
 def self_test(root):
 	plants = [
 		('invalid JSON', lambda t: t.replace('{', '[', 1)),
-		('another version', lambda t: t.replace('"version": "1.0.0"', '"version": "1.1.0"', 1)),
+		('another version', lambda t: re.sub(r'"version": "[^"]*"', '"version": "9.9.0"', t, count=1)),
 		('another license', lambda t: t.replace('"postgresql"', '"mit"')),
 		('no abstract', lambda t: re.sub(r'\n   "abstract": [^\n]*', '', t, count=1)),
 	]
@@ -97,7 +98,7 @@ def self_test(root):
 		tmp = tempfile.mkdtemp(prefix='check_meta.')
 		try:
 			for f in os.listdir(root):
-				if f.endswith('.control') or f in ('LICENSE',) or re.match(r'.*--.*\.sql$', f):
+				if f.endswith('.control') or f in ('LICENSE',) or re.match(r'[^-]*\.sql$', f):
 					shutil.copy(os.path.join(root, f), tmp)
 			with open(os.path.join(tmp, 'META.json'), 'w', encoding='utf-8') as fh:
 				fh.write(plant(text))

@@ -124,6 +124,8 @@ run() {
 	if git rev-parse --git-dir >/dev/null 2>&1; then
 		git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/dev/null |
 			tar -xf - -C "$merged/build/backfill"
+		# and its history: a test builds the oldest release from its commit (updates/README.md)
+		cp -a "$(git rev-parse --git-common-dir)" "$merged/build/backfill/.git"
 	else
 		cp -a . "$merged/build/backfill"
 	fi

@@ -57,6 +57,18 @@ if [ -e "${specs[0]}" ]; then
 	count_regress "$OUT/isolation" isolation "$rc"
 fi
 
+# The oldest release's source, from its commit (updates/README.md), for the update test
+# (t/014_upgrade.pl), which builds it; outside a git checkout the test says it has none.
+release=$(grep -m 1 -E '^\| [0-9.]+ \| [0-9a-f]{40} \|$' updates/README.md)
+release_version=$(echo "$release" | awk '{ print $2 }')
+release_commit=$(echo "$release" | awk '{ print $4 }')
+if [ -n "$release_commit" ] && git cat-file -e "$release_commit^{commit}" 2>/dev/null; then
+	rm -rf "$BACKFILL_TMP/tap/release"
+	mkdir -p "$BACKFILL_TMP/tap/release"
+	git archive "$release_commit" | tar -x -C "$BACKFILL_TMP/tap/release"
+	export BACKFILL_RELEASE_SRC="$BACKFILL_TMP/tap/release" BACKFILL_RELEASE_VERSION="$release_version"
+fi
+
 tap=(t/*.pl)
 if [ -e "${tap[0]}" ]; then
 	echo "== TAP (PostgreSQL::Test::Cluster) =="

@@ -12,6 +12,12 @@
  * rights and settings never reach them; who may see or change a row is the
  * caller's question, asked before.
  *
+ * Every SQL-callable function first asks BackfillCheckVersion whether this
+ * library was built for the version of the extension installed in the
+ * database: a library of another version (a newer build installed under a
+ * running server, or a database not yet updated) refuses before it reads an
+ * argument against declarations it was not built for.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -19,8 +25,10 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "commands/extension.h"
 #include "catalog/pg_extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -32,6 +40,96 @@
 #include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
+
+/* Whether this transaction has already found the installed version to be ours. */
+static bool version_checked = false;
+static bool version_callback = false;
+
+static void
+ForgetVersionCheck(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		version_checked = false;
+}
+
+/* The major and minor numbers of a version "M.N", or false if it is not one. */
+static bool
+ParseVersion(const char *v, int *major, int *minor)
+{
+	char		tail;
+
+	return sscanf(v, "%d.%d%c", major, minor, &tail) == 2;
+}
+
+/*
+ * Refuse unless the extension installed in this database is the version this
+ * library was built for (BACKFILL_VERSION, the control file's default_version).
+ * Once a transaction: the version can change only by ALTER EXTENSION, which
+ * commits.  The extension's own scripts (CREATE or ALTER EXTENSION running)
+ * are not checked: the catalog says the version they are making.
+ */
+void
+BackfillCheckVersion(void)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *installed = NULL;
+	int			lmaj,
+				lmin,
+				imaj,
+				imin;
+
+	if (version_checked || creating_extension)
+		return;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
+				CStringGetDatum("backfill"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_pg_extension_extversion,
+									 RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			installed = TextDatumGetCString(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (installed == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("extension \"backfill\" is not installed in this database"),
+				 errhint("CREATE EXTENSION backfill;")));
+	if (strcmp(installed, BACKFILL_VERSION) != 0)
+	{
+		bool		older = ParseVersion(installed, &imaj, &imin) &&
+			ParseVersion(BACKFILL_VERSION, &lmaj, &lmin) &&
+			(imaj < lmaj || (imaj == lmaj && imin < lmin));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("backfill's library is version %s, but the extension installed in this database is version %s",
+						BACKFILL_VERSION, installed),
+				 errdetail("The library refuses to run against SQL declarations it was not built for."),
+				 older ?
+				 errhint("Update the extension in this database: ALTER EXTENSION backfill UPDATE;") :
+				 errhint("Install the library of backfill %s and start a new session: a session keeps the library it loaded first.",
+						 installed)));
+	}
+	if (!version_callback)
+	{
+		RegisterXactCallback(ForgetVersionCheck, NULL);
+		version_callback = true;
+	}
+	version_checked = true;
+}
 
 /* The schema backfill is installed in: the schema of the calling function. */
 Oid

@@ -13,6 +13,7 @@
 
 #include "fmgr.h"
 
+extern void BackfillCheckVersion(void);
 extern Oid	BackfillExtensionSchema(FunctionCallInfo fcinfo);
 extern Oid	BackfillInstalledSchema(void);
 extern char *BackfillExtName(Oid extschema, const char *name);

@@ -184,6 +184,7 @@ backfill_fingerprint_row(PG_FUNCTION_ARGS)
 	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
 	text	   *rel;
 
+	BackfillCheckVersion();
 	CheckArgs(fcinfo, "backfill_fingerprint_row", "rel", "columns");
 	rel = PG_GETARG_TEXT_PP(0);
 	if (unlikely(cache == NULL || strlen(cache->relname) != VARSIZE_ANY_EXHDR(rel) ||
@@ -226,6 +227,7 @@ backfill_diff_hash(PG_FUNCTION_ARGS)
 {
 	ArgsHasher *cache = (ArgsHasher *) fcinfo->flinfo->fn_extra;
 
+	BackfillCheckVersion();
 	CheckArgs(fcinfo, "backfill_diff_hash", "seed", "values");
 	if (unlikely(cache == NULL))
 		cache = DiffHashSetup(fcinfo);
@@ -239,6 +241,8 @@ PG_FUNCTION_INFO_V1(backfill_fingerprint_lane2);
 Datum
 backfill_fingerprint_lane2(PG_FUNCTION_ARGS)
 {
+	BackfillCheckVersion();
+
 	PG_RETURN_INT64((int64) BackfillFingerprintLane2((uint64) PG_GETARG_INT64(0)));
 }
 
@@ -358,6 +362,8 @@ PG_FUNCTION_INFO_V1(backfill_key_check);
 Datum
 backfill_key_check(PG_FUNCTION_ARGS)
 {
+	BackfillCheckVersion();
+
 	PG_RETURN_TEXT_P(cstring_to_text(BackfillKeyCheck()));
 }
 
@@ -380,6 +386,7 @@ backfill_share_key(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int64		workers;
 
+	BackfillCheckVersion();
 	BackfillRequireCoordinator("backfill_share_key");
 	if (!superuser())
 		ereport(ERROR,

@@ -430,6 +430,7 @@ backfill_fingerprint(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
+	BackfillCheckVersion();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
@@ -545,6 +546,7 @@ backfill_fingerprint_transfn(PG_FUNCTION_ARGS)
 	FingerprintAggCache *cache = (FingerprintAggCache *) fcinfo->flinfo->fn_extra;
 	uint64		h;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -578,6 +580,7 @@ backfill_fingerprint_combinefn(PG_FUNCTION_ARGS)
 	BackfillFingerprint *a;
 	BackfillFingerprint *b;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(1))
 	{
 		if (PG_ARGISNULL(0))
@@ -602,6 +605,7 @@ backfill_fingerprint_serialfn(PG_FUNCTION_ARGS)
 	BackfillFingerprint *state = (BackfillFingerprint *) PG_GETARG_POINTER(0);
 	bytea	   *result = palloc(VARHDRSZ + sizeof(BackfillFingerprint));
 
+	BackfillCheckVersion();
 	SET_VARSIZE(result, VARHDRSZ + sizeof(BackfillFingerprint));
 	memcpy(VARDATA(result), state, sizeof(BackfillFingerprint));
 	PG_RETURN_BYTEA_P(result);
@@ -616,6 +620,7 @@ backfill_fingerprint_deserialfn(PG_FUNCTION_ARGS)
 	bytea	   *b = PG_GETARG_BYTEA_PP(0);
 	BackfillFingerprint *state;
 
+	BackfillCheckVersion();
 	if (VARSIZE_ANY_EXHDR(b) != sizeof(BackfillFingerprint))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -640,6 +645,7 @@ backfill_fingerprint_finalfn(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	bool		nulls[2] = {false, false};
 
+	BackfillCheckVersion();
 	memset(&fp, 0, sizeof(fp));
 	if (!PG_ARGISNULL(0))
 		memcpy(&fp, PG_GETARG_POINTER(0), sizeof(fp));

@@ -61,6 +61,7 @@
 
 #include "base/citus.h"
 #include "base/compat.h"
+#include "base/extension.h"
 #include "hash/fingerprint.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
@@ -600,6 +601,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	Datum		values[11];
 	bool		nulls[11] = {false};
 
+	BackfillCheckVersion();
 	memset(&ps, 0, sizeof(ps));
 	BackfillRequireCoordinator("backfill_probe_idempotency");
 	ps.transform = BackfillArgText(fcinfo, 0, "transform");

@@ -63,6 +63,7 @@ backfill_log_guard(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
+	BackfillCheckVersion();
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -271,6 +272,8 @@ PG_FUNCTION_INFO_V1(backfill_visible);
 Datum
 backfill_visible(PG_FUNCTION_ARGS)
 {
+	BackfillCheckVersion();
+
 	PG_RETURN_BOOL(BackfillRecordVisible(BackfillExtensionSchema(fcinfo),
 										 PG_ARGISNULL(0) ? InvalidOid : PG_GETARG_OID(0)));
 }
@@ -288,6 +291,7 @@ backfill_visible_name(PG_FUNCTION_ARGS)
 	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(target)),
 										 NoLock, true);
 
+	BackfillCheckVersion();
 	PG_RETURN_BOOL(OidIsValid(relid) && BackfillRecordVisible(BackfillExtensionSchema(fcinfo), relid));
 }
 
@@ -302,6 +306,8 @@ PG_FUNCTION_INFO_V1(backfill_may_see_rows);
 Datum
 backfill_may_see_rows(PG_FUNCTION_ARGS)
 {
+	BackfillCheckVersion();
+
 	if (StateReader(BackfillExtensionSchema(fcinfo)))
 		PG_RETURN_BOOL(true);
 	if (PG_ARGISNULL(0))
@@ -400,6 +406,7 @@ backfill_tie_target(PG_FUNCTION_ARGS)
 	Datum		value;
 	bool		null;
 
+	BackfillCheckVersion();
 	if (actor_att <= 0)
 		actor_att = SPI_fnumber(desc, "planned_by");
 	if (target_att <= 0 || oid_att <= 0 || actor_att <= 0)
@@ -433,5 +440,6 @@ backfill_stamp_origin(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = StateInsertTrigger(fcinfo, "backfill_stamp_origin");
 
+	BackfillCheckVersion();
 	return PointerGetDatum(StampOrigin(RelationGetDescr(trigdata->tg_relation), trigdata->tg_trigtuple));
 }

@@ -249,6 +249,7 @@ backfill_dry_run(PG_FUNCTION_ARGS)
 	Datum		values[15];
 	bool		nulls[15] = {false};
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

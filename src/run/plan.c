@@ -807,6 +807,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	int			nest;
 	int64		runid;
 
+	BackfillCheckVersion();
 	PlanArgs(fcinfo, &pr);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

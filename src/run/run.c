@@ -490,6 +490,7 @@ backfill_run(PG_FUNCTION_ARGS)
 	RunCall		call;
 	BackfillRun run;
 
+	BackfillCheckVersion();
 	RunCallArgs(fcinfo, &call);
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -501,6 +502,8 @@ backfill_run(PG_FUNCTION_ARGS)
 			bool		more;
 
 			CHECK_FOR_INTERRUPTS();
+			/* an update of the extension between two tasks stops the call */
+			BackfillCheckVersion();
 
 			/*
 			 * Each step in an SPI connection of its own, whose memory (the

@@ -439,6 +439,7 @@ backfill_pause(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
+	BackfillCheckVersion();
 	OpenRun(fcinfo, &run, "pause", false);
 	if (run.state != BACKFILL_RUN_PLANNED && run.state != BACKFILL_RUN_RUNNING)
 		RefuseStatus(&run, "paused");
@@ -455,6 +456,7 @@ backfill_resume(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
+	BackfillCheckVersion();
 	OpenRun(fcinfo, &run, "resume", false);
 	if (run.state == BACKFILL_RUN_BLOCKED)
 	{
@@ -480,6 +482,7 @@ backfill_cancel(PG_FUNCTION_ARGS)
 {
 	BackfillRun run;
 
+	BackfillCheckVersion();
 	OpenRun(fcinfo, &run, "cancel", true);
 	if (run.state == BACKFILL_RUN_DONE || run.state == BACKFILL_RUN_CANCELLED)
 		RefuseStatus(&run, "cancelled");
@@ -499,6 +502,7 @@ backfill_retry(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	int			rc;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -543,6 +547,7 @@ backfill_skip(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	int			rc;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -628,6 +633,7 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int64		job;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(2) || PG_GETARG_INT32(2) < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -723,6 +729,7 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 	int			rc;
 	int			nest;
 
+	BackfillCheckVersion();
 	InitMaterializedSRF(fcinfo, 0);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

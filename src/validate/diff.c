@@ -26,6 +26,7 @@
 #include "utils/snapmgr.h"
 
 #include "base/compat.h"
+#include "base/extension.h"
 #include "base/spi_util.h"
 #include "hash/rowhash.h"
 #include "validate/citus_diff.h"
@@ -81,6 +82,7 @@ backfill_diff(PG_FUNCTION_ARGS)
 	List	   *keys;
 	BackfillDiffOutput out;
 
+	BackfillCheckVersion();
 	keys = BackfillKeyArg(fcinfo, 2);
 
 	InitMaterializedSRF(fcinfo, 0);

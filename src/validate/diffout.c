@@ -34,7 +34,7 @@
 #include "base/compat.h"
 #include "validate/diffout.h"
 
-/* backfill_diff's output columns (backfill--1.0.sql), in their order. */
+/* backfill_diff's output columns (backfill.sql), in their order. */
 static const char *const OutputColumns[] = {"change", "key", "a_row", "b_row"};
 
 /* The change column's text, by BackfillDiffChange. */

@@ -49,6 +49,7 @@
 #include "utils/jsonb.h"
 
 #include "base/compat.h"
+#include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
 #include "validate/validate.h"
@@ -368,6 +369,7 @@ backfill_assert_unique(PG_FUNCTION_ARGS)
 	const char *scope = NULL;
 	int64		rows;
 
+	BackfillCheckVersion();
 	relid = BackfillOpenRelArg(fcinfo, 0, "rel", BACKFILL_REL_READABLE, AccessShareLock);
 	names = BackfillKeyArg(fcinfo, 1);
 	attnums = BackfillRelColumns(relid, names, "key");
@@ -678,6 +680,7 @@ backfill_reconcile(PG_FUNCTION_ARGS)
 	int			bad;
 	StringInfoData detail;
 
+	BackfillCheckVersion();
 	measures = MeasuresArg(fcinfo, 2);
 	n = list_length(measures);
 	if (PG_ARGISNULL(3))

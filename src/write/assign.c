@@ -34,6 +34,7 @@
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 
+#include "base/extension.h"
 #include "write/assign.h"
 
 /*
@@ -142,6 +143,7 @@ backfill_would_change(PG_FUNCTION_ARGS)
 	Datum		given = PG_GETARG_DATUM(1);
 	bool		givennull = PG_ARGISNULL(1);
 
+	BackfillCheckVersion();
 	if (wc == NULL)
 		wc = WouldChangeSetUp(fcinfo->flinfo);
 	if (wc->assign != NULL)
@@ -168,6 +170,7 @@ backfill_bytes_differ(PG_FUNCTION_ARGS)
 {
 	WouldChange *wc = (WouldChange *) fcinfo->flinfo->fn_extra;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_BOOL(PG_ARGISNULL(0) != PG_ARGISNULL(1));
 	/* the type's length and passing, looked up once per call site */

@@ -47,6 +47,7 @@
 #include "utils/syscache.h"
 
 #include "base/compat.h"
+#include "base/extension.h"
 
 /*
  * Whether the row htup is deleted or updated by this transaction (no other
@@ -125,6 +126,7 @@ backfill_freeze_new_rows(PG_FUNCTION_ARGS)
 	BufferAccessStrategy strategy;
 	int64		frozen = 0;
 
+	BackfillCheckVersion();
 	/*
 	 * The owner is checked before any lock is asked for, and the lock is not
 	 * waited for: a table created in this subtransaction is held already, and

@@ -843,6 +843,7 @@ backfill_merge(PG_FUNCTION_ARGS)
 	Datum		values[5];
 	bool		nulls[5] = {false};
 
+	BackfillCheckVersion();
 	MergeReadArgs(fcinfo, &p);
 	PreventCommandIfReadOnly("backfill_merge()");
 	BackfillRequireCoordinator("backfill_merge");

@@ -530,6 +530,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillReplaceResult r;
 	BackfillWriteContext ctx;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -623,6 +624,7 @@ backfill_undo(PG_FUNCTION_ARGS)
 	int64		newlogid;
 	BackfillWriteContext ctx;
 
+	BackfillCheckVersion();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

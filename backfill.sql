@@ -1,4 +1,4 @@
-/* backfill--1.0.sql: types, tables and functions of the backfill extension */
+/* backfill.sql: types, tables and functions of the backfill extension, at the version backfill.control names (installed as backfill--VERSION.sql) */
 
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION backfill" to load this file. \quit
