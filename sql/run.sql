@@ -48,7 +48,8 @@ SET client_min_messages = warning;
 CALL backfill_run(:run, 2);
 SELECT status, tasks_total, tasks_done, tasks_pending FROM backfill_progress WHERE run_id = :run;
 
--- Paused, a call does nothing; resumed, it finishes the run and refreshes the mart.
+-- Paused, a call does nothing and fails (55000: a script or a scheduler sees it); resumed, it
+-- finishes the run and refreshes the mart.
 SELECT backfill_pause(:run);
 CALL backfill_run(:run);
 SELECT tasks_done FROM backfill_progress WHERE run_id = :run;

@@ -17,7 +17,11 @@
 # - critical_query: true in the middle of a task's fill pauses the run at once; the task is
 #   rolled back (the partition keeps its old rows, no staging table is left, its attempts
 #   stay 0), and the run resumes cleanly once the query says false.
-# - throttle_timeout_ms: a wait that lasts longer pauses the run.
+# - throttle_timeout_ms: a wait that lasts longer pauses the run.  A CALL that ends with the
+#   run paused fails with 57000 (operator intervention), so a script or a scheduler sees it.
+# - a wait between tasks counts the lag from the last position the standby had replayed (a
+#   standby that replayed nothing of a task is behind by the task's length), holds no xmin, and
+#   ends at its next look when another session pauses the run.
 # - a pg_receivewal streaming WAL is no standby: not waited for unless named in replicas, and
 #   then the pause says it replays nothing.
 # - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model;
@@ -176,6 +180,62 @@ is(progress($restart_run, 'status'), 'done',
 	'the standby restarted and caught up: the waiting run saw its new walsender and finished');
 ok(as_model('restarted'), 'and wrote the model');
 
+# --- a wait between tasks: counted from the last position replayed, holding no xmin, ended by a pause
+# A merge has no yield point inside its task: only the look before the next task sees the lag.
+# The run's first look is taken with the standby streaming; the standby replays past it, then
+# stops reporting and its replay is paused while task 1 sleeps (its source sleeps 3 s).  So at the look before task
+# 2 the standby has replayed everything up to the first look and nothing of task 1: it is
+# behind by task 1's length, counted from the last flushed position it had replayed (counted
+# from the first it had not, as before, the lag reads 0 right after the task and the run goes
+# on).  The wait between tasks commits before each sleep: the backend shows no xmin and no
+# transaction ID; backfill_pause ends the wait at the next look, long before
+# throttle_timeout_ms, and the CALL fails with 57000.
+make_table('gaps');
+my $gaps_source = 'SELECT m.id, m.day, m.amount * 2 AS amount FROM model_in m, (SELECT pg_sleep(3)) s WHERE m.day >= $1 AND m.day < $2';
+my $gaps_run = $primary->safe_psql('postgres',
+	"SELECT backfill_plan('gaps', '2026-03-01', '2026-03-03', \$\$$gaps_source\$\$, strategy => 'merge', key => '{id}',"
+	  . q{ options => '{"max_replica_lag_ms": 1000, "replicas": ["standby"], "throttle_interval_ms": 1000, "throttle_timeout_ms": 600000}')});
+$primary->wait_for_catchup($standby);
+my ($gout, $gerr) = ('', '');
+my $gh = IPC::Run::start(
+	[ 'psql', '-X', '-d', $primary->connstr('postgres') . ' application_name=gaps_run', '-c', '\set VERBOSITY verbose', '-c', "CALL backfill_run($gaps_run)" ],
+	'>', \$gout, '2>', \$gerr, IPC::Run::timeout(120));
+$primary->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity WHERE application_name = 'gaps_run' AND wait_event = 'PgSleep'})
+  or die 'task 1 never slept';
+$primary->wait_for_catchup($standby);	# past the run's first look
+# from now on the standby stays silent: the primary keeps its last report, and no replay_lag of
+# the server's own sees task 1 (as with the default wal_receiver_status_interval of 10 s)
+$standby->safe_psql('postgres', 'ALTER SYSTEM SET wal_receiver_status_interval = 0');
+$standby->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+ok(wait_for_output($gh, \$gerr, qr/NOTICE:  00000: run $gaps_run waits: standby "standby" replays [0-9.]+ s behind/),
+	'a standby that replayed nothing of the first task is seen behind before the second');
+is(progress($gaps_run, 'tasks_done'), '1', 'the run waits after one task');
+my $no_xmin = 0;
+for (1 .. 10)
+{
+	$no_xmin++ if $primary->safe_psql('postgres',
+		q{SELECT backend_xmin IS NULL AND backend_xid IS NULL FROM pg_stat_activity WHERE application_name = 'gaps_run'}) eq 't';
+	usleep(100_000);
+}
+cmp_ok($no_xmin, '>=', 8, "the waiting backend holds no xmin and no transaction ID ($no_xmin of 10 looks)");
+is($primary->safe_psql('postgres', "SELECT backfill_pause($gaps_run)"), 'paused', 'paused by another session');
+eval { $gh->finish; };
+ok(!$@, 'the CALL ends at the next look, not after throttle_timeout_ms');
+like($gerr, qr/ERROR:  57000: run $gaps_run was paused by another session: stopping after 1 task/,
+	'failing with 57000, saying the run was paused');
+is(progress($gaps_run, 'status || tasks_done'), 'paused1', 'the run stays paused, one task done');
+$standby->safe_psql('postgres', 'ALTER SYSTEM RESET wal_receiver_status_interval');
+$standby->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
+$primary->safe_psql('postgres', "SELECT backfill_resume($gaps_run)");
+$primary->safe_psql('postgres', "CALL backfill_run($gaps_run)");
+my $gaps_model = "SELECT id, day, CASE WHEN day < '2026-03-03' THEN amount * 2 ELSE amount END FROM model_in";
+is($primary->safe_psql('postgres',
+		"SELECT (SELECT count(*) FROM (TABLE gaps EXCEPT ALL $gaps_model) a) + (SELECT count(*) FROM ($gaps_model EXCEPT ALL TABLE gaps) b)"),
+	'0', 'resumed, the run finishes its two days and leaves the others');
+
 # --- a WAL receiver that is no standby ----------------------------------------------------------
 # pg_receivewal (as Barman or pgBackRest's archiving run it) streams WAL and replays none: it
 # reports no replay position.  Without replicas it is not waited for; named in replicas, the
@@ -210,8 +270,9 @@ my $fp_before = $primary->safe_psql('postgres', 'SELECT sum(amount) FROM slot');
 ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($slot_run)");
 like($nerr, qr/NOTICE:  run $slot_run waits: logical slot "cdc" is [0-9]+ (kB|MB) behind \(max_slot_lag_bytes 1048576\)/,
 	'a slot that holds more than max_slot_lag_bytes makes the run wait');
-like($nerr, qr/WARNING:  run $slot_run paused: waited 2\.00 s \(throttle_timeout_ms\): logical slot "cdc" is/,
-	'past throttle_timeout_ms the run pauses, saying why');
+like($nerr, qr/ERROR:  run $slot_run paused: waited 2\.00 s \(throttle_timeout_ms\): logical slot "cdc" is/,
+	'past throttle_timeout_ms the run pauses, and the CALL fails saying why');
+isnt($rc, 0, 'psql sees the CALL fail');
 is(progress($slot_run, 'status'), 'paused', 'the run is paused');
 like(progress($slot_run, 'error'), qr/logical slot "cdc"/, 'backfill_progress says why');
 is($primary->safe_psql('postgres', "SELECT count(*) FROM backfill_tasks WHERE run_id = $slot_run AND status = 'failed'"),
@@ -239,8 +300,9 @@ my $crit_run = plan_run('crit',
 my $crit_fp = q{SELECT string_agg(backfill_fingerprint(c.oid::regclass)::text, ' ' ORDER BY c.relname) FROM pg_class c WHERE c.relname LIKE 'crit\_%'};
 my $before = $primary->safe_psql('postgres', $crit_fp);
 my $relations = $primary->safe_psql('postgres', 'SELECT count(*) FROM pg_class');
-($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($crit_run)");
-like($nerr, qr/WARNING:  run $crit_run paused: options.critical_query returned true/, 'critical_query pauses the run');
+($rc, $nout, $nerr) = $primary->psql('postgres', "\\set VERBOSITY verbose\nCALL backfill_run($crit_run)");
+like($nerr, qr/ERROR:  57000: run $crit_run paused: options.critical_query returned true/,
+	'critical_query pauses the run: the CALL fails with 57000 (operator intervention)');
 cmp_ok($primary->safe_psql('postgres', 'SELECT last_value FROM critical_seq'), '>=', 3,
 	'in the middle of the first task: the query ran inside its fill');
 is($primary->safe_psql('postgres', "SELECT string_agg(status || attempts, ',' ORDER BY task) FROM backfill_tasks WHERE run_id = $crit_run"),
@@ -256,7 +318,7 @@ ok(as_model('crit'), 'and wrote the model');
 make_table('stuck');
 my $stuck_run = plan_run('stuck', '{"throttle_query": "SELECT true", "throttle_timeout_ms": 1000, "throttle_interval_ms": 100}');
 ($rc, $nout, $nerr) = $primary->psql('postgres', "CALL backfill_run($stuck_run)");
-like($nerr, qr/WARNING:  run $stuck_run paused: waited 1\.00 s \(throttle_timeout_ms\): options.throttle_query returned true/,
+like($nerr, qr/ERROR:  run $stuck_run paused: waited 1\.00 s \(throttle_timeout_ms\): options.throttle_query returned true/,
 	'a wait longer than throttle_timeout_ms pauses the run');
 like($nerr, qr/HINT:  SELECT backfill_resume\($stuck_run\) once production allows, then CALL backfill_run\($stuck_run\) again\./,
 	'its hint names backfill_resume as the function it is');

@@ -22,9 +22,11 @@
  * Replica lag is measured on the primary: for each physical standby in
  * pg_stat_replication, 0 once it has replayed all the WAL flushed here,
  * else the larger of the server's replay_lag and the time since this
- * backend first saw a flushed position the standby has not replayed (its
- * own samples, taken at each check: replay_lag alone stops growing while a
- * standby's replay is paused).  The standby's position is what its last
+ * backend last saw the flushed position at or below what the standby has
+ * replayed (its own samples, taken at each check: an upper bound, so a
+ * standby that replayed nothing of the last task is behind by at least its
+ * length; replay_lag alone stops growing while a standby's replay is
+ * paused).  The standby's position is what its last
  * reply said (wal_receiver_status_interval, on the standby, bounds how old).
  * pg_stat_replication and pg_replication_slots are read as the extension's
  * owner, which must be able to read all statistics; the user's queries run
@@ -91,6 +93,8 @@ struct BackfillThrottleState
 	double		cost_ms;
 	char	   *reason;			/* the last condition waited for */
 	char	   *paused;			/* why the run must pause, once it must */
+	bool		elsewhere;		/* it was paused or cancelled by another session */
+	TimestampTz wait_started;	/* 0: not waiting */
 	LagSample	samples[LAG_SAMPLES];
 	int			nsamples;
 };
@@ -149,12 +153,19 @@ Bytes(int64 n)
  * Samples of the flushed WAL position.
  */
 
-/* Remember that lsn was flushed at now (if it moved), thinning the oldest half when full. */
+/*
+ * Remember that lsn was the flushed position at now, thinning the oldest
+ * half when full.  A sample holds the last time its position was seen
+ * flushed and no further: every WAL record beyond it was flushed later.
+ */
 static void
 SampleFlushed(BackfillThrottleState *t, TimestampTz now, XLogRecPtr lsn)
 {
 	if (t->nsamples > 0 && t->samples[t->nsamples - 1].lsn >= lsn)
+	{
+		t->samples[t->nsamples - 1].at = now;
 		return;
+	}
 	if (t->nsamples == LAG_SAMPLES)
 	{
 		/* keep the oldest and every other one: the span stays, the resolution halves */
@@ -169,14 +180,21 @@ SampleFlushed(BackfillThrottleState *t, TimestampTz now, XLogRecPtr lsn)
 	t->nsamples++;
 }
 
-/* At least how far behind (ms) a standby is that has replayed up to lsn. */
+/*
+ * How far behind (ms) a standby is that has replayed up to lsn, at most:
+ * the WAL it has not replayed was all flushed after the newest sample at or
+ * below lsn.  Counting from there, not from the first sample beyond lsn,
+ * a standby that replayed nothing of a task is behind by at least the task's
+ * length, however long ago the last look was.  A standby behind every sample
+ * is behind by at least the age of the oldest.
+ */
 static double
 SampledLag(BackfillThrottleState *t, TimestampTz now, XLogRecPtr replayed)
 {
 	int			lo = 0;
 	int			hi = t->nsamples;
 
-	/* the oldest sample beyond what it replayed: it was flushed here then */
+	/* the oldest sample beyond what it replayed */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
@@ -188,7 +206,7 @@ SampledLag(BackfillThrottleState *t, TimestampTz now, XLogRecPtr replayed)
 	}
 	if (lo == t->nsamples)
 		return 0;
-	return (double) (now - t->samples[lo].at) / 1000.0;
+	return (double) (now - t->samples[lo > 0 ? lo - 1 : 0].at) / 1000.0;
 }
 
 /*
@@ -450,6 +468,42 @@ ThrottleReason(BackfillThrottleState *t, bool *pause)
  * Arming and waiting.
  */
 
+/* A wait ends: its time counted, and said ("goes on") when the run goes on. */
+static void
+EndWait(BackfillThrottleState *t, const char *how)
+{
+	double		ms;
+
+	if (t->wait_started == 0)
+		return;
+	ms = (double) (GetCurrentTimestamp() - t->wait_started) / 1000.0;
+	t->waited_ms += ms;
+	t->wait_started = 0;
+	if (how)
+		ereport(NOTICE, (errmsg("run " INT64_FORMAT " %s after waiting %s", t->runid, how,
+								BackfillDuration(ms / 1000.0))));
+}
+
+/* The run's status as last committed ("running", "paused", ...). */
+static char *
+RunStatus(BackfillThrottleState *t)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	Datum		id = Int64GetDatum(t->runid);
+	Oid			type = INT8OID;
+	char	   *status = "gone";
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (BackfillStateExec(t->extschema,
+						  psprintf("SELECT status FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+								   BackfillExtName(t->extschema, "backfill_runs_data")),
+						  1, &type, &id, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return status;
+}
+
 /*
  * The fill's point of yield: the I/O budget, then the conditions when they
  * are due.  Raises 57000 (operator intervention) when the run must pause.
@@ -526,52 +580,96 @@ BackfillThrottleDisarm(BackfillThrottleState *t)
 }
 
 /*
- * Wait while a condition holds, saying when and why in a NOTICE.  False
- * when the run must pause instead (critical_query, or a wait longer than
- * throttle_timeout_ms): BackfillThrottlePaused says why.
+ * One look at the conditions: go, wait (and look again after
+ * BackfillThrottleSleep), or pause (BackfillThrottlePaused says why).  The
+ * first look that must wait says so in a NOTICE, the look that ends a wait
+ * says how long it was; a wait longer than throttle_timeout_ms pauses.
  */
-bool
-BackfillThrottleWait(BackfillThrottleState *t)
+BackfillThrottleVerdict
+BackfillThrottleLook(BackfillThrottleState *t)
 {
-	TimestampTz started = 0;
 	char	   *why;
 	bool		pause;
 
 	if (t == NULL)
-		return true;
+		return BACKFILL_THROTTLE_GO;
+	why = ThrottleReason(t, &pause);
+	t->last_check = GetCurrentTimestamp();
+	if (why != NULL && !pause)
+	{
+		t->reason = why;
+		if (t->wait_started == 0)
+		{
+			t->wait_started = t->last_check;
+			ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", t->runid, why)));
+			return BACKFILL_THROTTLE_WAIT;
+		}
+		if (!TimestampDifferenceExceeds(t->wait_started, t->last_check, t->opts.throttle_timeout_ms))
+			return BACKFILL_THROTTLE_WAIT;
+		pause = true;
+		why = MemoryContextStrdup(t->cxt,
+								  psprintf("waited %s (throttle_timeout_ms): %s",
+										   BackfillDuration(t->opts.throttle_timeout_ms / 1000.0), why));
+	}
+	EndWait(t, pause ? NULL : "goes on");
+	if (!pause)
+		return BACKFILL_THROTTLE_GO;
+	t->paused = t->reason = why;
+	return BACKFILL_THROTTLE_PAUSE;
+}
+
+/* Sleep until the next look, waking for interrupts. */
+void
+BackfillThrottleSleep(BackfillThrottleState *t)
+{
+	if (t != NULL)
+		BackfillSleep(t->opts.throttle_interval_ms);
+}
+
+/*
+ * The run was paused or cancelled by another session (status) during a wait:
+ * the wait ends, and BackfillThrottlePaused says so.
+ */
+void
+BackfillThrottleStoppedElsewhere(BackfillThrottleState *t, const char *status)
+{
+	EndWait(t, NULL);
+	t->paused = MemoryContextStrdup(t->cxt, psprintf("it was %s by another session during a wait", status));
+	t->elsewhere = true;
+}
+
+/* Whether the run was stopped by another session (BackfillThrottleStoppedElsewhere). */
+bool
+BackfillThrottleWasStoppedElsewhere(BackfillThrottleState *t)
+{
+	return t != NULL && t->elsewhere;
+}
+
+/*
+ * Inside a task: wait while a condition holds, looking again every
+ * throttle_interval_ms, and ending the wait at once when another session
+ * pauses or cancels the run.  False when the run must pause instead.  The
+ * task's transaction, its snapshot and its locks are held meanwhile: a wait
+ * between tasks (the run's own loop over BackfillThrottleLook) holds none.
+ */
+bool
+BackfillThrottleWait(BackfillThrottleState *t)
+{
 	for (;;)
 	{
-		why = ThrottleReason(t, &pause);
-		t->last_check = GetCurrentTimestamp();
-		if (why == NULL || pause)
-			break;
-		t->reason = why;
-		if (started == 0)
-		{
-			started = t->last_check;
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", t->runid, why)));
-		}
-		else if (TimestampDifferenceExceeds(started, t->last_check, t->opts.throttle_timeout_ms))
-		{
-			pause = true;
-			why = MemoryContextStrdup(t->cxt,
-									  psprintf("waited %s (throttle_timeout_ms): %s",
-											   BackfillDuration(t->opts.throttle_timeout_ms / 1000.0), why));
-			break;
-		}
-		BackfillSleep(t->opts.throttle_interval_ms);
-	}
-	if (started != 0)
-	{
-		double		ms = (double) (GetCurrentTimestamp() - started) / 1000.0;
+		BackfillThrottleVerdict v = BackfillThrottleLook(t);
+		char	   *status;
 
-		t->waited_ms += ms;
-		if (!pause)
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " goes on after waiting %s", t->runid, BackfillDuration(ms / 1000.0))));
+		if (v != BACKFILL_THROTTLE_WAIT)
+			return v == BACKFILL_THROTTLE_GO;
+		status = RunStatus(t);
+		if (strcmp(status, "running") != 0)
+		{
+			BackfillThrottleStoppedElsewhere(t, status);
+			return false;
+		}
+		BackfillThrottleSleep(t);
 	}
-	if (pause)
-		t->paused = t->reason = why;
-	return !pause;
 }
 
 /* Why the run must pause, or NULL. */

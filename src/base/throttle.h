@@ -33,6 +33,14 @@ typedef struct BackfillThrottle
 /* A call's throttle, armed with its run's options (NULL: none, every function a no-op). */
 typedef struct BackfillThrottleState BackfillThrottleState;
 
+/* What one look at the conditions says. */
+typedef enum BackfillThrottleVerdict
+{
+	BACKFILL_THROTTLE_GO,
+	BACKFILL_THROTTLE_WAIT,		/* look again after BackfillThrottleSleep */
+	BACKFILL_THROTTLE_PAUSE		/* BackfillThrottlePaused says why */
+} BackfillThrottleVerdict;
+
 extern bool BackfillThrottleWanted(const BackfillThrottle *t);
 extern void BackfillThrottleCheck(const BackfillThrottle *t, Oid owner, const char *search_path,
 								  Oid extschema);
@@ -40,7 +48,11 @@ extern BackfillThrottleState *BackfillThrottleArm(const BackfillThrottle *opts, 
 												  Oid extschema, Oid owner,
 												  const char *search_path, MemoryContext cxt);
 extern void BackfillThrottleDisarm(BackfillThrottleState *t);
+extern BackfillThrottleVerdict BackfillThrottleLook(BackfillThrottleState *t);
+extern void BackfillThrottleSleep(BackfillThrottleState *t);
 extern bool BackfillThrottleWait(BackfillThrottleState *t);
+extern void BackfillThrottleStoppedElsewhere(BackfillThrottleState *t, const char *status);
+extern bool BackfillThrottleWasStoppedElsewhere(BackfillThrottleState *t);
 extern void BackfillThrottleFillPoint(BackfillThrottleState *t);
 extern const char *BackfillThrottlePaused(BackfillThrottleState *t);
 extern double BackfillThrottleTake(BackfillThrottleState *t, char **reason);

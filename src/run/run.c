@@ -188,8 +188,9 @@ typedef struct RunCall
 	int			max_tasks;		/* 0: no limit */
 	List	   *failed_here;	/* tasks that failed in this call: not retried by it */
 	int			done_here;
-	char	   *stop_error;		/* the run failed at its end: raised after SPI_finish */
+	char	   *stop_error;		/* why the call ends unfinished: raised after SPI_finish */
 	int			stop_code;		/* its SQLSTATE: the first failed task's in this call */
+	char	   *stop_hint;		/* what to do next (NULL: fix the cause and call again) */
 	TimestampTz started;
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 	BackfillPlannedTasks *planned;		/* the plan's tasks, checked at the call's first task */
@@ -242,16 +243,21 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	BackfillRunLoad(extschema, runid, run, false);
 	if (!BackfillRunCheckRights(run, "run", true))
 		TargetGone(run);
-	if (run->state == BACKFILL_RUN_DONE || run->state == BACKFILL_RUN_PAUSED)
+	if (run->state == BACKFILL_RUN_DONE)
 	{
-		if (run->state == BACKFILL_RUN_DONE)
-			ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
-		else
-			ereport(NOTICE,
-					(errmsg("run " INT64_FORMAT " is paused", runid),
-					 errhint("Call backfill_resume(" INT64_FORMAT ") first.", runid)));
+		ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
 		BackfillRunUnschedule(run);
 		return false;
+	}
+	if (run->state == BACKFILL_RUN_PAUSED)
+	{
+		BackfillRunUnschedule(run);
+		BackfillCommitStep();
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " is paused", runid),
+				 errhint("SELECT backfill_resume(" INT64_FORMAT "), then CALL backfill_run(" INT64_FORMAT ") again.",
+						 runid, runid)));
 	}
 	if (run->state == BACKFILL_RUN_CANCELLED)
 		ereport(ERROR,
@@ -272,6 +278,39 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 }
 
 /*
+ * Another session changed the run's status during this call: done (another
+ * worker finished it), the call ends well; paused or cancelled, it ends with
+ * 57000 (operator intervention); failed or blocked, with 55000.
+ */
+static void
+RunChangedElsewhere(RunCall *call, BackfillRun *run)
+{
+	const char *what = run->state == BACKFILL_RUN_PAUSED || run->state == BACKFILL_RUN_CANCELLED ?
+		"by another session" : "in another session";
+
+	BackfillRunUnschedule(run);
+	BackfillCommitStep();
+	if (run->state == BACKFILL_RUN_DONE)
+	{
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " was finished by another session after %d task%s of this call",
+						run->id, call->done_here, call->done_here == 1 ? "" : "s")));
+		return;
+	}
+	call->stop_error = MemoryContextStrdup(call->cxt,
+										   psprintf("run " INT64_FORMAT " was %s %s: stopping after %d task%s",
+													run->id, run->status, what, call->done_here,
+													call->done_here == 1 ? "" : "s"));
+	call->stop_code = run->state == BACKFILL_RUN_PAUSED || run->state == BACKFILL_RUN_CANCELLED ?
+		ERRCODE_OPERATOR_INTERVENTION : ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
+	call->stop_hint = run->state == BACKFILL_RUN_PAUSED ?
+		MemoryContextStrdup(call->cxt,
+							psprintf("SELECT backfill_resume(" INT64_FORMAT "), then CALL backfill_run(" INT64_FORMAT ") again.",
+									 run->id, run->id)) :
+		run->state == BACKFILL_RUN_CANCELLED ? "" : NULL;
+}
+
+/*
  * Whether the run may go on to its next task: still running, its pinned code
  * unchanged (else it is blocked, and that raises), a worker slot free.
  */
@@ -286,10 +325,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 		TargetGone(run);
 	if (run->state != BACKFILL_RUN_RUNNING)
 	{
-		ereport(NOTICE,
-				(errmsg("run " INT64_FORMAT " is %s: stopping after %d task%s", runid, run->status,
-						call->done_here, call->done_here == 1 ? "" : "s")));
-		BackfillRunUnschedule(run);
+		RunChangedElsewhere(call, run);
 		return false;
 	}
 
@@ -362,21 +398,63 @@ RecordThrottled(BackfillRun *run, BackfillThrottleState *throttle)
 
 /*
  * The throttle says the run must pause (critical_query, or a wait too
- * long): it does, saying why, and the call ends.  The task it stopped, if
- * any, was rolled back and stays pending.
+ * long): it does, and the call ends with 57000 (operator intervention),
+ * saying why.  Paused or cancelled by another session during a wait, the
+ * run keeps that status and the call ends the same way.  The task it
+ * stopped, if any, was rolled back and stays pending.
  */
 static void
-ThrottlePause(BackfillRun *run, BackfillThrottleState *throttle)
+ThrottlePause(RunCall *call, BackfillRun *run)
 {
-	char	   *why = pstrdup(BackfillThrottlePaused(throttle));
+	char	   *why = pstrdup(BackfillThrottlePaused(call->throttle));
 
-	RecordThrottled(run, throttle);
-	BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
-	BackfillRunUnschedule(run);
+	RecordThrottled(run, call->throttle);
+	if (!BackfillThrottleWasStoppedElsewhere(call->throttle))
+	{
+		BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
+		BackfillRunUnschedule(run);
+	}
 	BackfillCommitStep();
-	ereport(WARNING,
-			(errmsg("run " INT64_FORMAT " paused: %s", run->id, why),
-			 errhint("SELECT backfill_resume(" INT64_FORMAT ") once production allows, then CALL backfill_run(" INT64_FORMAT ") again.", run->id, run->id)));
+	call->stop_error = MemoryContextStrdup(call->cxt,
+										   psprintf("run " INT64_FORMAT " paused: %s", run->id, why));
+	call->stop_code = ERRCODE_OPERATOR_INTERVENTION;
+	call->stop_hint = MemoryContextStrdup(call->cxt,
+										  psprintf("SELECT backfill_resume(" INT64_FORMAT ") once production allows, then CALL backfill_run(" INT64_FORMAT ") again.",
+												   run->id, run->id));
+}
+
+/*
+ * Before a task, outside any lock: wait while production needs it.  Each
+ * look at the conditions is committed before the sleep that follows it, so
+ * a wait holds no snapshot and no transaction ID (it holds back no VACUUM),
+ * and every look sees what other sessions committed: a pause or a cancel of
+ * the run ends the wait at the next look.  False when the call ends.
+ */
+static bool
+RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	for (;;)
+	{
+		BackfillThrottleVerdict v = BackfillThrottleLook(call->throttle);
+
+		if (v == BACKFILL_THROTTLE_GO)
+			return true;
+		if (v == BACKFILL_THROTTLE_PAUSE)
+		{
+			ThrottlePause(call, run);
+			return false;
+		}
+		BackfillCommitStep();
+		BackfillThrottleSleep(call->throttle);
+		BackfillRunLoad(extschema, call->runid, run, false);
+		if (run->state != BACKFILL_RUN_RUNNING)
+		{
+			BackfillThrottleStoppedElsewhere(call->throttle, run->status);
+			RecordThrottled(run, call->throttle);
+			RunChangedElsewhere(call, run);
+			return false;
+		}
+	}
 }
 
 /*
@@ -392,12 +470,6 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	char		expected[BACKFILL_BEFORE_LEN];	/* the old rows when a swap first gave way */
 	BackfillWriteContext ctx;
 
-	/* before the task, outside any lock: wait while production needs it, or pause */
-	if (!BackfillThrottleWait(call->throttle))
-	{
-		ThrottlePause(run, call->throttle);
-		return false;
-	}
 	claimed = BackfillTaskClaim(run, call->failed_here, &task);
 
 	if (claimed && call->max_tasks > 0 && call->done_here >= call->max_tasks)
@@ -446,7 +518,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 		out.gave_ways = gave - 1;
 		if (out.throttle_paused)
 		{
-			ThrottlePause(run, call->throttle);
+			ThrottlePause(call, run);
 			return false;
 		}
 		if (out.gave_way)
@@ -512,7 +584,8 @@ backfill_run(PG_FUNCTION_ARGS)
 			 */
 			if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 				elog(ERROR, "SPI_connect failed");
-			more = RunMayGoOn(extschema, &call, &run) && RunCallStep(&call, &run);
+			more = RunWaitForProduction(extschema, &call, &run) &&
+				RunMayGoOn(extschema, &call, &run) && RunCallStep(&call, &run);
 			SPI_finish();
 			if (!more)
 				break;
@@ -524,6 +597,8 @@ backfill_run(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(call.stop_code ? call.stop_code : ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s", call.stop_error),
-				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", call.runid)));
+				 call.stop_hint == NULL ?
+				 errhint("Fix the cause and CALL backfill_run(" INT64_FORMAT ") again, or backfill_retry a task.", call.runid) :
+				 call.stop_hint[0] ? errhint("%s", call.stop_hint) : 0));
 	PG_RETURN_VOID();
 }
