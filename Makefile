@@ -73,11 +73,13 @@ OBJS = \
 	src/run/runkinds.o \
 	src/run/runoptions.o \
 	src/run/runstate.o \
+	src/run/worker.o \
 	src/run/outside.o \
 	src/run/plan.o \
 	src/run/task.o \
 	src/run/finish.o \
 	src/run/dryrun.o \
+	src/run/progress.o \
 	src/run/run.o
 
 PG_CPPFLAGS = -I$(srcdir)/src -DBACKFILL_VERSION='"$(EXTVERSION)"'

@@ -364,7 +364,9 @@ CREATE TABLE @extschema@.backfill_runs_data (
 	error text,
 	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside')),
 	throttled interval NOT NULL DEFAULT '0 s',
-	throttle_reason text
+	throttle_reason text,
+	worker_pid integer,
+	heartbeat timestamptz
 );
 ALTER SEQUENCE @extschema@.backfill_runs_id_seq OWNED BY @extschema@.backfill_runs_data.id;
 COMMENT ON TABLE @extschema@.backfill_runs_data IS
@@ -488,7 +490,7 @@ CREATE VIEW @extschema@.backfill_runs WITH (security_barrier) AS
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched_after END AS untouched_after,
 		r.cron_job,
 		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error,
-		r.origin, r.throttled, r.throttle_reason
+		r.origin, r.throttled, r.throttle_reason, r.worker_pid, r.heartbeat
 	FROM @extschema@.backfill_runs_data r
 	WHERE @extschema@.backfill_visible(r.target_oid);
 COMMENT ON VIEW @extschema@.backfill_runs IS
@@ -593,11 +595,12 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
 				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
 				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint,
-				  untouched_checks pg_catalog.jsonb)
+				  untouched_checks pg_catalog.jsonb, workers pg_catalog.int4[], heartbeat pg_catalog.timestamptz,
+				  orphaned pg_catalog.bool, activity pg_catalog.text)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
-	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, and the partitions outside the range by how they are checked and what was found';
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, the partitions outside the range by how they are checked and what was found, the sessions working it, its last heartbeat, whether its worker is gone, and what the worker does';
 
 CREATE VIEW @extschema@.backfill_progress AS
 	SELECT * FROM @extschema@.backfill_run_progress();

@@ -11,7 +11,9 @@
 # outside its range (backfill_progress.untouched_checks).  Then, on tables of 100 and 3,650
 # partitions of 10 rows, backfill_plan's time with its default options, a run's time per
 # task (30 tasks, check_untouched off), the time of a bare backfill_replace_partition of each of the
-# same 30 partitions, and the difference: what the run adds per task.  Timings are wall-clock on a shared machine: read the ratios.
+# same 30 partitions, and the difference: what the run adds per task; and backfill_progress
+# beside a run planned over every partition (3,650 tasks), against counting the state
+# table's tasks by status in plain SQL.  Timings are wall-clock on a shared machine: read the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -100,6 +102,7 @@ printf '\nPlanning and per-task time against the number of partitions (10 rows e
 printf '| %10s | %16s | %26s | %29s | %23s |\n' "partitions" "backfill_plan ms, default options" "run of 30 tasks (check_untouched off), ms a task" "30 bare replacements, ms each" "run's own ms a task"
 printf '|%s|%s|%s|%s|%s|\n' "------------" "------------------" "----------------------------" "-------------------------------" "-------------------------"
 first_task=""
+progress_rows=()
 for parts in $SMALL_LIST; do
 	psql -X -q -v ON_ERROR_STOP=1 <<'SQL' >/dev/null
 SET client_min_messages = warning;
@@ -143,7 +146,27 @@ SQL
 	[ -n "$first_task" ] || { first_task=$task; first_bare=$bare; first_own=$own; }
 	printf '| %10d | %16.0f | %14.1f (%s of the first) | %17.1f (%s of the first) | %11.1f (%s of the first) |\n' "$parts" "$plan" \
 		"$task" "$(ratio "$task" "$first_task")" "$bare" "$(ratio "$bare" "$first_bare")" "$own" "$(ratio "$own" "$first_own")"
+	# backfill_progress beside a run planned over every partition: what a dashboard polls
+	psql -X -q -v ON_ERROR_STOP=1 <<SQL | awk '/^@@/ { side = $2; next } /^Time:/ && side != "" { print side, $2; side = "" }' > "$times"
+SET client_min_messages = warning;
+SELECT backfill_plan('bench_small', '2020-01-01', (date '2020-01-01' + $parts)::text,
+	'SELECT * FROM bench_small_src WHERE order_date >= \$1 AND order_date < \$2',
+	options => '{"refresh_dependents": false, "check_untouched": false}') AS whole \\gset
+\\timing on
+$(for r in $(seq 1 "$RUNS"); do printf '\\echo @@ progress\nSELECT count(*) FROM backfill_progress;\n\\echo @@ plain\nSELECT count(*) FROM (SELECT run_id, status, count(*), sum(rows_after) FROM backfill_tasks_data GROUP BY 1, 2) c;\n'; done)
+\\timing off
+SELECT backfill_cancel(:whole);
+SQL
+	tasks=$(psql -X -At -c 'SELECT count(*) FROM backfill_tasks_data')
+	runs=$(psql -X -At -c 'SELECT count(*) FROM backfill_runs_data')
+	prog=$(awk '$1 == "progress" { print $2 }' "$times" | median)
+	plain=$(awk '$1 == "plain" { print $2 }' "$times" | median)
+	progress_rows+=("$(printf '| %10d | %5d runs, %6d tasks | %20.1f | %30.1f | %6s |' "$parts" "$runs" "$tasks" "$prog" "$plain" "$(ratio "$prog" "$plain")")")
 done
+printf '\nbackfill_progress beside a run of one task per partition (and the runs above), median of %d calls\n\n' "$RUNS"
+printf '| %10s | %24s | %20s | %30s | %6s |\n' "partitions" "in the state tables" "backfill_progress ms" "tasks counted by status, ms" "ratio"
+printf '|%s|%s|%s|%s|%s|\n' "------------" "--------------------------" "----------------------" "--------------------------------" "--------"
+printf '%s\n' "${progress_rows[@]}"
 # one partition a transaction: 3,650 at once need more locks than a default server has
 psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SELECT format('DROP TABLE %s', inhrelid::regclass) FROM pg_inherits WHERE inhparent = 'bench_small'::regclass \gexec

@@ -11,7 +11,9 @@ a circle.  "Use" is read two ways:
   functions (backfill_NAME( in the text, or "backfill_NAME" passed to BackfillExtName) uses
   the file whose C function backfill.sql binds NAME to.  Text in an error report
   (errmsg, errhint, ...) is words, not a call; a command for pg_cron (a comment just before
-  says "pg_cron runs in a session of its own") is run by pg_cron, not by the file.
+  says "pg_cron runs in a session of its own") is run by pg_cron, not by the file; a text for
+  pg_stat_activity (a comment just before says "pg_stat_activity shows it, nothing runs it")
+  is words too.
 
 A header belongs to the .c file of the same name beside it (write/swap.h to write/swap.c), so
 including it is using that file; a header with no such twin (base/compat.h) stands alone.
@@ -122,7 +124,7 @@ def sql_edges(files):
 		in_report = False
 		cron_until = 0
 		for n, line in enumerate(lines, 1):
-			if 'pg_cron runs in a session of its own' in line:
+			if 'pg_cron runs in a session of its own' in line or 'pg_stat_activity shows it, nothing runs it' in line:
 				cron_until = n + 8		# the comment, then its statement
 			# an error report's words run from its function to the end of its statement
 			if REPORT.search(line):

@@ -29,6 +29,8 @@ SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['sum
 
 -- Measures must be aggregates returning numbers.
 SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['revenue']);
+-- a misspelt column: the hint names the column as the caller may write it
+SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['sum(revenu)']);
 SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['42']);
 SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['max(order_date)']);
 SELECT * FROM backfill_reconcile('TABLE serving', 'TABLE src_orders', ARRAY['sum(no_such_column)']);

@@ -7,7 +7,8 @@
 # last task and finishes the run, and the job removes itself (no row in
 # cron.job, backfill_runs.cron_job NULL).  The data then fingerprints as a
 # twin backfilled by hand.  Pausing a scheduled run removes its job too, and in
-# a database without pg_cron backfill_schedule fails with 42704, saying so.
+# a database other than pg_cron's (cron.database_name) backfill_schedule fails with 42704,
+# naming pg_cron's database and the call that schedules the run from there.
 #
 # A second cluster whose pg_cron cannot start a job (no background workers,
 # and no TCP address for its libpq connection to localhost): backfill_schedule
@@ -146,8 +147,10 @@ sub schedule
 	my ($ret, $out, $err) = $node->psql('nocron',
 		"\\set VERBOSITY verbose\nSELECT backfill_schedule($run, '* * * * *', 2)");
 	isnt($ret, 0, 'backfill_schedule fails in a database without pg_cron');
-	like($err, qr/ERROR:  42704: pg_cron is not installed in this database/,
-		'with SQLSTATE 42704, saying pg_cron is not installed');
+	like($err, qr/ERROR:  42704: pg_cron runs in database "postgres", not in this one/,
+		'with SQLSTATE 42704, naming the database pg_cron runs in (it is preloaded: that is not the cause)');
+	like($err, qr/HINT:  From database "postgres", cron.schedule_in_database\('backfill_run_$run', '\* \* \* \* \*', 'CALL public.backfill_run\($run, 2\)', 'nocron'\)/,
+		'and the call that schedules the run from there');
 	is($node->safe_psql('nocron', "SELECT status || ' ' || coalesce(cron_job::text, 'none') FROM backfill_runs WHERE id = $run"),
 		'planned none', 'the run is left planned, with no job');
 }

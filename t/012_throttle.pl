@@ -212,6 +212,8 @@ $standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
 ok(wait_for_output($gh, \$gerr, qr/NOTICE:  00000: run $gaps_run waits: standby "standby" replays [0-9.]+ s behind/),
 	'a standby that replayed nothing of the first task is seen behind before the second');
 is(progress($gaps_run, 'tasks_done'), '1', 'the run waits after one task');
+like(progress($gaps_run, 'activity'), qr/^CALL backfill_run\($gaps_run\) -- waits: standby "standby" replays/,
+	'backfill_progress.activity says what it waits for');
 my $no_xmin = 0;
 for (1 .. 10)
 {

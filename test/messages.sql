@@ -175,7 +175,7 @@ SELECT matches(pg_temp.err($$SELECT * FROM backfill_reconcile('TABLE dup_src', '
 CREATE TEMP TABLE msg_run AS
 	SELECT backfill_plan('fct', '2026-03-15', '2026-03-17', 'SELECT * FROM src WHERE day >= $1 AND day < $2') AS id;
 SELECT is(pg_temp.err(format('CALL backfill_run(%s)', (SELECT id FROM msg_run))),
-	format('2D000 | backfill_run must be called with CALL, outside a transaction block | Run CALL backfill_run(%s) on its own, not inside BEGIN or a function. A driver may have opened the transaction without a BEGIN of yours: turn autocommit on for this call (psycopg2: connection.autocommit = True).',
+	format('2D000 | backfill_run must be called with CALL, outside a transaction block | Run CALL backfill_run(%s) on its own, not inside BEGIN or a function. A driver may have opened the transaction itself, without a BEGIN of yours: turn autocommit on for this call (psycopg 2 and 3: connection.autocommit = True; node-postgres sends no BEGIN of its own; JDBC: setAutoCommit(true)).',
 		(SELECT id FROM msg_run)),
 	'run: inside a transaction block, 2D000 with a hint that names a driver''s implicit transaction');
 SELECT * FROM finish();

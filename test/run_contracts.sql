@@ -347,7 +347,7 @@ SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, NULL, 'gone')$$, (SELEC
 SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, NULL)$$, (SELECT id FROM r1)), '22004', '^reason must not be NULL$', 'skip: reason NULL');
 SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 1, ' ')$$, (SELECT id FROM r1)), '22023', '^reason must not be empty$', 'skip: an empty reason');
 SELECT pg_temp.refuses(format($$SELECT backfill_skip(%s, 99, 'gone')$$, (SELECT id FROM r1)), '22023', '^run [0-9]+ has no pending or failed task 99$', 'skip: no such task');
-SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s)$$, (SELECT id FROM r1)), '42704', '^pg_cron is not installed in this database$', 'schedule: without pg_cron');
+SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s)$$, (SELECT id FROM r1)), '42704', '^pg_cron runs in database "postgres", not in this one$', 'schedule: in a database other than pg_cron''s');
 SELECT pg_temp.refuses(format($$SELECT backfill_schedule(%s, '* * * * *', 0)$$, (SELECT id FROM r1)), '22023', '^tasks_per_tick must be at least 1$', 'schedule: tasks_per_tick 0');
 SELECT pg_temp.refuses(format($$CALL backfill_run(%s)$$, (SELECT id FROM r1)), '2D000', '^backfill_run must be called with CALL, outside a transaction block$', 'run: inside a transaction block');
 SELECT pg_temp.refuses(format($$CALL backfill_run(%s, 0)$$, (SELECT id FROM r1)), '22023', '^max_tasks must be at least 1, or NULL for all$', 'run: max_tasks 0');

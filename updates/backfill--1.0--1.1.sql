@@ -5,3 +5,43 @@
 
 -- 1.1's library refuses to run under another version's declarations (BackfillCheckVersion):
 -- no object changes for that.
+
+-- The session working a run: its pid and its last sign of life (src/run/worker.c).
+ALTER TABLE @extschema@.backfill_runs_data ADD COLUMN worker_pid integer, ADD COLUMN heartbeat timestamptz;
+
+CREATE OR REPLACE VIEW @extschema@.backfill_runs WITH (security_barrier) AS
+	SELECT r.id, r.planned_at, r.planned_by, r.target, r.target_oid, r.strategy, r.source, r.key,
+		r.window_column, r.window_type, r.range_from, r.range_to, r.options, r.pinned, r.dependents,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched END AS untouched,
+		r.status, r.started_at, r.finished_at,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.refreshed END AS refreshed,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.untouched_after END AS untouched_after,
+		r.cron_job,
+		CASE WHEN @extschema@.backfill_may_see_rows(r.target_oid) THEN r.error END AS error,
+		r.origin, r.throttled, r.throttle_reason, r.worker_pid, r.heartbeat
+	FROM @extschema@.backfill_runs_data r
+	WHERE @extschema@.backfill_visible(r.target_oid);
+
+-- backfill_progress: the sessions working a run, its heartbeat, whether its worker is gone,
+-- what the worker does; counted from the state tables at the cost of what it shows.
+DROP VIEW @extschema@.backfill_progress;
+DROP FUNCTION @extschema@.backfill_run_progress();
+CREATE FUNCTION @extschema@.backfill_run_progress()
+	RETURNS TABLE(run_id bigint, target pg_catalog.text, strategy pg_catalog.text, status pg_catalog.text,
+				  tasks_total bigint, tasks_done bigint, tasks_failed bigint, tasks_pending bigint,
+				  rows_written bigint, started_at pg_catalog.timestamptz, elapsed pg_catalog.interval,
+				  estimated_left pg_catalog.interval, refreshed pg_catalog.jsonb, untouched_changed bigint,
+				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
+				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint,
+				  untouched_checks pg_catalog.jsonb, workers pg_catalog.int4[], heartbeat pg_catalog.timestamptz,
+				  orphaned pg_catalog.bool, activity pg_catalog.text)
+	AS 'MODULE_PATHNAME', 'backfill_run_progress'
+	LANGUAGE C STABLE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, the partitions outside the range by how they are checked and what was found, the sessions working it, its last heartbeat, whether its worker is gone, and what the worker does';
+
+CREATE VIEW @extschema@.backfill_progress AS
+	SELECT * FROM @extschema@.backfill_run_progress();
+COMMENT ON VIEW @extschema@.backfill_progress IS
+	'The progress of every run';
+GRANT SELECT ON @extschema@.backfill_progress TO PUBLIC;

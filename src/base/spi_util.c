@@ -51,6 +51,38 @@
  * message, if it is an error of the fragment (syntax, names, types, data):
  * cancels, lock timeouts and internal errors go on as they were.
  */
+/*
+ * A hint that names a column by one of our own aliases (the parser's
+ * "Perhaps you meant to reference the column "backfill_rows.revenue"")
+ * names it alone: the alias is in our SQL, not in the caller's.
+ */
+static char *
+WithoutOurAliases(const char *hint)
+{
+	StringInfoData out;
+	const char *p = hint;
+
+	initStringInfo(&out);
+	while (*p)
+	{
+		if (p[0] == '"' && strncmp(p + 1, "backfill_", 9) == 0)
+		{
+			const char *dot = p + 1;
+
+			while (*dot && *dot != '"' && *dot != '.')
+				dot++;
+			if (*dot == '.')
+			{
+				appendStringInfoChar(&out, '"');
+				p = dot + 1;
+				continue;
+			}
+		}
+		appendStringInfoChar(&out, *p++);
+	}
+	return out.data;
+}
+
 static void
 RethrowNamingArgument(MemoryContext cxt, const char *argname)
 {
@@ -67,6 +99,8 @@ RethrowNamingArgument(MemoryContext cxt, const char *argname)
 
 	FlushErrorState();
 	edata->message = psprintf("invalid %s: %s", argname, edata->message);
+	if (edata->hint)
+		edata->hint = WithoutOurAliases(edata->hint);
 	/* a position in our SQL, not in the caller's, and our SQL itself: neither helps */
 	edata->cursorpos = 0;
 	edata->internalpos = 0;

@@ -672,6 +672,13 @@ BackfillThrottleWait(BackfillThrottleState *t)
 	}
 }
 
+/* What the run waits for now, or NULL. */
+const char *
+BackfillThrottleWaitingFor(BackfillThrottleState *t)
+{
+	return t && t->wait_started != 0 ? t->reason : NULL;
+}
+
 /* Why the run must pause, or NULL. */
 const char *
 BackfillThrottlePaused(BackfillThrottleState *t)

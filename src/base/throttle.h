@@ -55,6 +55,7 @@ extern void BackfillThrottleStoppedElsewhere(BackfillThrottleState *t, const cha
 extern bool BackfillThrottleWasStoppedElsewhere(BackfillThrottleState *t);
 extern void BackfillThrottleFillPoint(BackfillThrottleState *t);
 extern const char *BackfillThrottlePaused(BackfillThrottleState *t);
+extern const char *BackfillThrottleWaitingFor(BackfillThrottleState *t);
 extern double BackfillThrottleTake(BackfillThrottleState *t, char **reason);
 extern void BackfillSleep(double ms);
 extern char *BackfillDuration(double s);

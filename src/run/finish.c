@@ -58,6 +58,7 @@
 #include "hash/fingerprint.h"
 #include "record/log.h"
 #include "run/outside.h"
+#include "run/worker.h"
 #include "run/runstate.h"
 #include "run/finish.h"
 #include "run/window.h"
@@ -198,9 +199,15 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		char		un[3] = {' ', ' ', ' '};
 
 		if (run->opts.refresh_dependents)
+		{
+			BackfillWorkerActivity(run->id, "finishing: refreshing what depends on %s", run->target);
 			refreshed = RefreshDependents(run, &ok);
+		}
 		if (run->opts.untouched_check != BACKFILL_UNTOUCHED_OFF)
+		{
+			BackfillWorkerActivity(run->id, "finishing: checking what lies outside the range");
 			untouched = BackfillOutsideCheck(run, &changed, &written);
+		}
 		uv[0] = Int64GetDatum(run->id);
 		uv[1] = refreshed ? DirectFunctionCall1(jsonb_in, CStringGetDatum(refreshed)) : (Datum) 0;
 		un[1] = refreshed ? ' ' : 'n';

@@ -62,6 +62,7 @@
 #include "run/runstate.h"
 #include "run/finish.h"
 #include "run/task.h"
+#include "run/worker.h"
 #include "run/window.h"
 #include "validate/diff.h"
 #include "write/context.h"
@@ -117,7 +118,8 @@ Thousands(int64 n)
  * The progress line of a finished task.  The time left is what this call
  * has measured per task, from its start to now (claims, writes, checks and
  * commits), plus the pause after each task, over the workers that can share
- * what is pending.
+ * what is pending.  With notice_every N, a task done says so when it is the
+ * call's first, every Nth, or the run's last; a failure always does.
  */
 static void
 ReportTask(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, TimestampTz call_started, int done_before)
@@ -153,6 +155,8 @@ ReportTask(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, Times
 	left = pending == 0 ? "none left" :
 		psprintf("about %s left", BackfillDuration(per_task * pending / Min(pending, run->opts.max_workers)));
 
+	if (out->ok && done_before > 0 && (done_before + 1) % run->opts.notice_every != 0 && pending > 0)
+		return;
 	if (out->ok)
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT ": %s done (" INT64_FORMAT "/" INT64_FORMAT "), %s rows, %s, %s",
@@ -195,6 +199,7 @@ typedef struct RunCall
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 	BackfillPlannedTasks *planned;		/* the plan's tasks, checked at the call's first task */
 	BackfillThrottleState *throttle;	/* the run's yield to production, or NULL */
+	bool		working;		/* it holds the run's worker lock (run/worker.c) */
 } RunCall;
 
 /* The arguments of backfill_run, checked; and that it was called on its own, with CALL. */
@@ -222,8 +227,9 @@ RunCallArgs(FunctionCallInfo fcinfo, RunCall *call)
 				 errmsg("backfill_run must be called with CALL, outside a transaction block"),
 				 errdetail("It commits after every task."),
 				 errhint("Run CALL backfill_run(" INT64_FORMAT ") on its own, not inside BEGIN or a function."
-						 " A driver may have opened the transaction without a BEGIN of yours: turn autocommit on"
-						 " for this call (psycopg2: connection.autocommit = True).",
+						 " A driver may have opened the transaction itself, without a BEGIN of yours: turn"
+						 " autocommit on for this call (psycopg 2 and 3: connection.autocommit = True;"
+						 " node-postgres sends no BEGIN of its own; JDBC: setAutoCommit(true)).",
 						 call->runid)));
 	PreventCommandIfReadOnly("backfill_run()");
 	BackfillRequireCoordinator("backfill_run");
@@ -270,6 +276,8 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
 	if (run->state != BACKFILL_RUN_RUNNING)
 		BackfillRunSetState(run, BACKFILL_RUN_RUNNING, NULL);
+	BackfillWorkerEnter(run);
+	call->working = true;
 	BackfillCommitStep();
 	if (BackfillThrottleWanted(&run->opts.throttle))
 		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
@@ -444,7 +452,9 @@ RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
 			ThrottlePause(call, run);
 			return false;
 		}
+		BackfillWorkerHeartbeat(run, false);
 		BackfillCommitStep();
+		BackfillWorkerActivity(run->id, "waits: %s", BackfillThrottleWaitingFor(call->throttle));
 		BackfillThrottleSleep(call->throttle);
 		BackfillRunLoad(extschema, call->runid, run, false);
 		if (run->state != BACKFILL_RUN_RUNNING)
@@ -499,6 +509,7 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	if (call->planned == NULL)
 		call->planned = BackfillCheckPlannedTasks(run, call->cxt);
 	BackfillRefuseUnplannedTask(run, call->planned, &task);
+	BackfillWorkerActivity(run->id, "task %d (%s)", task.task, task.partition ? task.partition : task.range_from);
 
 	/*
 	 * A swap that gave way to a session waiting for it has rolled back its
@@ -546,10 +557,39 @@ RunCallStep(RunCall *call, BackfillRun *run)
 	}
 	BackfillTaskCommit(run, &task, &out, &ctx);
 	ReportTask(run, &task, &out, call->started, call->done_here);
+	BackfillWorkerHeartbeat(run, true);
+	BackfillCommitStep();
 	call->done_here++;
 	if (run->opts.pause_ms > 0)
 		BackfillSleep(run->opts.pause_ms);
 	return true;
+}
+
+/* Step after step, each in an SPI connection of its own, until the call ends. */
+static void
+RunCallLoop(Oid extschema, RunCall *call, BackfillRun *run)
+{
+	for (;;)
+	{
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		/* an update of the extension between two tasks stops the call */
+		BackfillCheckVersion();
+
+		/*
+		 * Each step in an SPI connection of its own, whose memory (the run
+		 * read again, the results of the step's queries) goes with it: a call
+		 * may run thousands of tasks.
+		 */
+		if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		more = RunWaitForProduction(extschema, call, run) &&
+			RunMayGoOn(extschema, call, run) && RunCallStep(call, run);
+		SPI_finish();
+		if (!more)
+			break;
+	}
 }
 
 PG_FUNCTION_INFO_V1(backfill_run);
@@ -567,30 +607,23 @@ backfill_run(PG_FUNCTION_ARGS)
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	call.cxt = CurrentMemoryContext;
-	if (RunCallStart(extschema, &call, &run))
+	/* the worker lock is the session's: it goes at the call's end, however it ends */
+	PG_TRY();
 	{
-		for (;;)
+		if (RunCallStart(extschema, &call, &run))
+			RunCallLoop(extschema, &call, &run);
+		if (call.working)
 		{
-			bool		more;
-
-			CHECK_FOR_INTERRUPTS();
-			/* an update of the extension between two tasks stops the call */
-			BackfillCheckVersion();
-
-			/*
-			 * Each step in an SPI connection of its own, whose memory (the
-			 * run read again, the results of the step's queries) goes with
-			 * it: a call may run thousands of tasks.
-			 */
-			if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-				elog(ERROR, "SPI_connect failed");
-			more = RunWaitForProduction(extschema, &call, &run) &&
-				RunMayGoOn(extschema, &call, &run) && RunCallStep(&call, &run);
-			SPI_finish();
-			if (!more)
-				break;
+			BackfillWorkerEnd(&run);
+			BackfillCommitStep();
 		}
 	}
+	PG_FINALLY();
+	{
+		if (call.working)
+			BackfillWorkerLeave(call.runid);
+	}
+	PG_END_TRY();
 	BackfillThrottleDisarm(call.throttle);
 	SPI_finish();
 	if (call.stop_error)

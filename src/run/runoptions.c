@@ -74,6 +74,7 @@ typedef struct RunOption
 static const RunOption run_options[] = {
 	{"max_workers", OPTION_INT, OPT(max_workers), 1, 64, .def = 1},
 	{"pause_ms", OPTION_INT, OPT(pause_ms), 0, 3600000},
+	{"notice_every", OPTION_INT, OPT(notice_every), 1, 1000000, .def = 1},
 	{"max_attempts", OPTION_INT, OPT(max_attempts), 1, 100, .def = 3},
 	{"on_error", OPTION_MODE, OPT(on_error), .def = BACKFILL_ON_ERROR_STOP,
 		.modes = &BackfillOnErrorNames, .when_true = -1, .when_false = -1},

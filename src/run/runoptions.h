@@ -28,6 +28,7 @@ typedef struct BackfillRunOptions
 {
 	int			max_workers;
 	int			pause_ms;
+	int			notice_every;	/* a progress NOTICE every so many tasks of a call */
 	int			max_attempts;
 	BackfillOnError on_error;
 	bool		refresh_dependents;

@@ -28,6 +28,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -280,7 +281,7 @@ BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET status = $2, error = $3,"
 									  " started_at = CASE WHEN $4 THEN coalesce(started_at, now()) ELSE started_at END,"
-									  " finished_at = CASE WHEN $5 THEN now() END"
+									  " finished_at = CASE WHEN $5 THEN pg_catalog.clock_timestamp() END"
 									  " WHERE id = $1", BackfillExtName(run->extschema, "backfill_runs_data")),
 							 5, types, values, nulls, 0);
 	run->status = pstrdup(status);
@@ -293,8 +294,8 @@ BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error
  * its functions in schema cron whatever the schema current at CREATE
  * EXTENSION.)
  */
-static char *
-CronSchema(void)
+char *
+BackfillCronSchema(void)
 {
 	int			rc = SPI_execute("SELECT n.nspname FROM pg_catalog.pg_extension e"
 								 " JOIN pg_catalog.pg_depend d ON d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
@@ -354,7 +355,7 @@ BackfillRunUnschedule(BackfillRun *run)
 
 	if (run->cron_job == 0)
 		return;
-	cron = CronSchema();
+	cron = BackfillCronSchema();
 	if (cron && !CronJobIsOurs(cron, run))
 	{
 		ereport(WARNING,
@@ -617,6 +618,37 @@ WarnIfCronCannotRun(int64 runid)
 					 " at the server's socket directory; backfill_progress shows the job's failures.")));
 }
 
+/*
+ * pg_cron is not installed in this database: say why.  Preloaded, it runs
+ * its jobs from the one database cron.database_name names: from there,
+ * cron.schedule_in_database runs a job in this one.  Else it is missing.
+ */
+static void
+CronMissing(BackfillRun *run, const char *schedule, int per_tick)
+{
+	const char *crondb = GetConfigOption("cron.database_name", true, false);
+	const char *here = get_database_name(MyDatabaseId);
+
+	if (crondb != NULL && strcmp(crondb, here) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pg_cron runs in database \"%s\", not in this one", crondb),
+				 errdetail("pg_cron keeps its jobs in the database cron.database_name names, and is not installed here."),
+				 errhint("From database \"%s\", cron.schedule_in_database(%s, %s, %s, %s) schedules the run;"
+						 " or call CALL backfill_run(" INT64_FORMAT ") from a scheduler of your own.",
+						 crondb, quote_literal_cstr(psprintf("backfill_run_" INT64_FORMAT, run->id)),
+						 quote_literal_cstr(schedule),
+						 quote_literal_cstr(psprintf("CALL %s.backfill_run(" INT64_FORMAT ", %d)",
+													 quote_identifier(get_namespace_name(run->extschema)),
+													 run->id, per_tick)),
+						 quote_literal_cstr(here), run->id)));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("pg_cron is not installed in this database"),
+			 errhint("Add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron, or call"
+					 " CALL backfill_run(" INT64_FORMAT ") from a scheduler of your own.", run->id)));
+}
+
 PG_FUNCTION_INFO_V1(backfill_schedule);
 
 /* backfill_schedule(run_id bigint, schedule text, tasks_per_tick integer) RETURNS bigint */
@@ -642,13 +674,9 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	OpenRun(fcinfo, &run, "schedule", false);
 	if (run.state != BACKFILL_RUN_PLANNED && run.state != BACKFILL_RUN_RUNNING)
 		RefuseStatus(&run, "scheduled");
-	cron = CronSchema();
+	cron = BackfillCronSchema();
 	if (cron == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("pg_cron is not installed in this database"),
-				 errhint("Add pg_cron to shared_preload_libraries and CREATE EXTENSION pg_cron, or call"
-						 " CALL backfill_run(" INT64_FORMAT ") from a scheduler of your own.", run.id)));
+		CronMissing(&run, schedule, per_tick);
 	if (run.cron_job != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -683,108 +711,6 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	PG_RETURN_INT64(job);
-}
-
-PG_FUNCTION_INFO_V1(backfill_run_progress);
-
-/*
- * The last run pg_cron recorded of a run's job, as two columns of the
- * progress query: a job pg_cron cannot start (no connection, no background
- * worker) leaves the run as it was, and only cron.job_run_details says why.
- */
-static char *
-CronLastRunColumns(void)
-{
-	char	   *cron = CronSchema();
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
-	bool		isnull;
-
-	if (cron == NULL)
-		return "NULL::text, NULL::text";
-	/* a role pg_cron was not opened to (USAGE on its schema) sees no job */
-	values[0] = CStringGetTextDatum(cron);
-	if (SPI_execute_with_args("SELECT pg_catalog.has_schema_privilege($1, 'USAGE')"
-							  " AND pg_catalog.has_table_privilege(pg_catalog.format('%I.job_run_details', $1), 'SELECT')",
-							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not check the privileges on pg_cron's schema");
-	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-		return "NULL::text, NULL::text";
-	return psprintf("(SELECT d.status FROM %s.job_run_details d WHERE d.jobid = r.cron_job ORDER BY d.runid DESC LIMIT 1),"
-					" (SELECT d.return_message FROM %s.job_run_details d WHERE d.jobid = r.cron_job ORDER BY d.runid DESC LIMIT 1)",
-					quote_identifier(cron), quote_identifier(cron));
-}
-
-/*
- * backfill_run_progress() RETURNS TABLE(...): one row per run.  The time left
- * is measured, not guessed: the run's elapsed time per finished task (its
- * pauses, commits, checks and the waits for a scheduler's tick included),
- * times the tasks pending.
- */
-Datum
-backfill_run_progress(PG_FUNCTION_ARGS)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			extschema = BackfillExtensionSchema(fcinfo);
-	int			rc;
-	int			nest;
-
-	BackfillCheckVersion();
-	InitMaterializedSRF(fcinfo, 0);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	nest = BackfillPinSearchPath();
-	rc = SPI_execute(psprintf(
-		"SELECT r.id, r.target, r.strategy, r.status, count(t.task),"
-		" count(t.task) FILTER (WHERE t.status = 'done'),"
-		" count(t.task) FILTER (WHERE t.status = 'failed'),"
-		" count(t.task) FILTER (WHERE t.status = 'pending'),"
-		" CASE WHEN %s.backfill_may_see_rows(r.target_oid)"
-		"   THEN coalesce(sum(t.rows_after) FILTER (WHERE t.status = 'done'), 0)::bigint END,"
-		" r.started_at, coalesce(r.finished_at, CASE WHEN r.started_at IS NOT NULL THEN clock_timestamp() END)"
-		"   - r.started_at,"
-		" CASE WHEN r.status IN ('planned', 'running', 'paused')"
-		"   AND count(t.task) FILTER (WHERE t.status = 'done') > 0 THEN"
-		"   (clock_timestamp() - r.started_at)"
-		"     * count(t.task) FILTER (WHERE t.status = 'pending')"
-		"     / count(t.task) FILTER (WHERE t.status = 'done')"
-		" END,"
-		" r.refreshed,"
-		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN"
-		"  (SELECT count(*) FROM jsonb_array_elements(r.untouched_after) u"
-		"   WHERE coalesce(u ->> 'found' IN ('changed', 'written'), NOT (u ->> 'same')::boolean)"
-		"     AND u -> 'logged_as' = 'null'::jsonb) END,"
-		" r.error, %s, r.throttled, r.throttle_reason,"
-		" count(t.task) FILTER (WHERE t.status = 'skipped'),"
-		" (SELECT jsonb_object_agg(c.checked, c.found) FROM (SELECT f.checked, jsonb_object_agg(f.found, f.n) AS found"
-		"   FROM (SELECT coalesce(u ->> 'check', CASE WHEN u ? 'writes' THEN 'counters' ELSE 'fingerprint' END) AS checked,"
-		"     CASE WHEN r.untouched_after IS NULL THEN 'planned'"
-		"       WHEN u -> 'logged_as' <> 'null'::jsonb THEN 'logged'"
-		"       ELSE coalesce(u ->> 'found', CASE (u ->> 'same')::boolean WHEN true THEN 'untouched'"
-		"         WHEN false THEN 'changed' ELSE 'unknown' END) END AS found, count(*) AS n"
-		"     FROM jsonb_array_elements(coalesce(r.untouched_after, r.untouched)) u GROUP BY 1, 2) f"
-		"   GROUP BY f.checked) c)"
-		" FROM %s r LEFT JOIN %s t ON t.run_id = r.id"
-		" GROUP BY r.id, r.target, r.target_oid, r.strategy, r.status, r.started_at, r.finished_at,"
-		"   r.options, r.refreshed, r.untouched, r.untouched_after, r.error, r.cron_job, r.throttled, r.throttle_reason"
-		" ORDER BY r.id",
-		quote_identifier(get_namespace_name(extschema)), quote_identifier(get_namespace_name(extschema)),
-		CronLastRunColumns(),
-		BackfillExtName(extschema, "backfill_runs"), BackfillExtName(extschema, "backfill_tasks")), true, 0);
-	BackfillUnpinSearchPath(nest);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read backfill_runs");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		Datum		values[21];
-		bool		nulls[21];
-
-		for (int c = 0; c < 21; c++)
-			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &nulls[c]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-	SPI_finish();
-	return (Datum) 0;
 }
 
 /* NULL when the code run executes is as planned, else what changed (BackfillPinnedChange). */

@@ -56,6 +56,7 @@ extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool l
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
 extern void BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
+extern char *BackfillCronSchema(void);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
 extern void BackfillUntouchedSnapshot(void);
 extern int64 BackfillUntouchedWrites(Oid relid);
