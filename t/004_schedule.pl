@@ -4,8 +4,11 @@
 # command is one CALL backfill_run(run, tasks_per_tick), alone, so that the
 # procedure can commit after every task inside the job.  A run begun by hand
 # (two of its three tasks) is scheduled and left to pg_cron: a tick runs the
-# last task and finishes the run, and the job removes itself (no row in
-# cron.job, backfill_runs.cron_job NULL).  The data then fingerprints as a
+# last task and finishes the run; the job is parked on a schedule that never
+# comes (31 February), not removed: pg_cron cancels a tick whose job is removed
+# or deactivated while it runs, and records it as failed.  Every tick is
+# recorded as succeeded, and backfill_progress.cron_status says so.  A failed
+# run parks its job too; scheduled again after a retry, the parked job goes.  The data then fingerprints as a
 # twin backfilled by hand.  Pausing a scheduled run removes its job too, and in
 # a database other than pg_cron's (cron.database_name) backfill_schedule fails with 42704,
 # naming pg_cron's database and the call that schedules the run from there.
@@ -231,12 +234,34 @@ SKIP:
 			"SELECT bool_and((u->>'same')::boolean) FROM backfill_runs, jsonb_array_elements(untouched_after) u"
 			  . " WHERE id = $run"),
 		't', 'nothing outside the range changed');
-	is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $job"),
-		'0', 'the job removed itself from cron.job');
-	is($node->safe_psql('postgres', "SELECT cron_job IS NULL FROM backfill_runs WHERE id = $run"),
-		't', 'the run no longer names a job');
+	is($node->safe_psql('postgres', "SELECT schedule || ' ' || active FROM cron.job WHERE jobid = $job"),
+		'0 0 31 2 * true', 'the tick that finished the run parked its job on 31 February, active: pg_cron did not cancel it');
+	is($node->safe_psql('postgres', "SELECT cron_job FROM backfill_runs WHERE id = $run"),
+		$job, 'the run still names its job');
 	ok(wait_until("SELECT count(*) > 0 AND bool_and(status = 'succeeded') FROM cron.job_run_details WHERE jobid = $job", 30),
-		'pg_cron recorded the job as succeeded');
+		'pg_cron recorded every tick of the job as succeeded, the last one included');
+	is($node->safe_psql('postgres', "SELECT cron_status FROM backfill_progress WHERE run_id = $run"),
+		'succeeded', 'and backfill_progress.cron_status says so');
+}
+
+# A scheduled run whose task fails, worked by hand: the CALL parks the job; once the task is
+# retried, backfill_schedule removes the parked job and makes a new one.
+{
+	make_fct('postgres', 'fct_f');
+	$node->safe_psql('postgres', 'CREATE TABLE flags (ok boolean)');
+	my $run_f = $node->safe_psql('postgres',
+		"SELECT backfill_plan('fct_f', '2026-03-11', '2026-03-12', \$q\$SELECT order_id, order_date, amount / (SELECT count(*) FROM flags WHERE ok) AS revenue FROM orders WHERE order_date >= \$1 AND order_date < \$2\$q\$)");
+	my ($parked_job) = schedule($run_f, '0 0 1 1 *');
+	my ($ret, $out, $err) = $node->psql('postgres', "CALL backfill_run($run_f)");
+	like($err, qr/division by zero/, 'the task fails');
+	is($node->safe_psql('postgres', "SELECT schedule FROM cron.job WHERE jobid = $parked_job"),
+		'0 0 31 2 *', 'the failed run parked its job');
+	$node->safe_psql('postgres', "INSERT INTO flags VALUES (true); SELECT backfill_retry($run_f, 1)");
+	my ($new_job, $serr) = schedule($run_f, '0 0 1 1 *');
+	ok(defined $new_job && $new_job != $parked_job, 'backfill_schedule of the retried run makes a new job') or diag($serr);
+	is($node->safe_psql('postgres', "SELECT count(*) FROM cron.job WHERE jobid = $parked_job"),
+		'0', 'and removes the parked one');
+	$node->safe_psql('postgres', "SELECT backfill_cancel($run_f)");
 }
 
 # The job pg_cron could not start: the run is still planned, and its progress says why.

@@ -183,7 +183,7 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 		char	   *error = psprintf(INT64_FORMAT " task%s failed: %s", failed, failed > 1 ? "s" : "", failures);
 
 		BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		*tasks_failed = true;
 		return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
 	}
@@ -222,11 +222,11 @@ BackfillRunFinish(BackfillRun *run, List *failed_here, int64 *pending_elsewhere,
 			char	   *error = "a dependent materialized view could not be refreshed (see refreshed)";
 
 			BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
-			BackfillRunUnschedule(run);
+			BackfillRunPark(run);
 			return psprintf("run " INT64_FORMAT " stopped: %s", run->id, error);
 		}
 		BackfillRunSetState(run, BACKFILL_RUN_DONE, NULL);
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT " done%s%s", run->id,
 						refreshed && strcmp(refreshed, "[]") != 0 ? "; materialized views refreshed" : "",

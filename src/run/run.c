@@ -176,7 +176,7 @@ TargetGone(BackfillRun *run)
 	if (run->state != BACKFILL_RUN_DONE && run->state != BACKFILL_RUN_CANCELLED)
 	{
 		BackfillRunSetState(run, BACKFILL_RUN_FAILED, error);
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		BackfillCommitStep();
 	}
 	ereport(ERROR,
@@ -252,12 +252,12 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	if (run->state == BACKFILL_RUN_DONE)
 	{
 		ereport(NOTICE, (errmsg("run " INT64_FORMAT " is already done", runid)));
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		return false;
 	}
 	if (run->state == BACKFILL_RUN_PAUSED)
 	{
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		BackfillCommitStep();
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -296,7 +296,7 @@ RunChangedElsewhere(RunCall *call, BackfillRun *run)
 	const char *what = run->state == BACKFILL_RUN_PAUSED || run->state == BACKFILL_RUN_CANCELLED ?
 		"by another session" : "in another session";
 
-	BackfillRunUnschedule(run);
+	BackfillRunPark(run);
 	BackfillCommitStep();
 	if (run->state == BACKFILL_RUN_DONE)
 	{
@@ -341,7 +341,7 @@ RunMayGoOn(Oid extschema, RunCall *call, BackfillRun *run)
 	if (change)
 	{
 		BackfillRunSetState(run, BACKFILL_RUN_BLOCKED, change);
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 		BackfillCommitStep();
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -371,7 +371,7 @@ RaiseTaskFailed(RunCall *call, BackfillRun *run, BackfillTask *task, BackfillTas
 	const char *name = task->partition ? task->partition : task->range_from;
 
 	BackfillRunSetState(run, BACKFILL_RUN_FAILED, psprintf("task %d (%s) failed: %s", task->task, name, out->error));
-	BackfillRunUnschedule(run);
+	BackfillRunPark(run);
 	BackfillCommitStep();
 	ereport(ERROR,
 			(errcode(out->sqlerrcode),
@@ -420,7 +420,7 @@ ThrottlePause(RunCall *call, BackfillRun *run)
 	if (!BackfillThrottleWasStoppedElsewhere(call->throttle))
 	{
 		BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
-		BackfillRunUnschedule(run);
+		BackfillRunPark(run);
 	}
 	BackfillCommitStep();
 	call->stop_error = MemoryContextStrdup(call->cxt,

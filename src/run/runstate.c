@@ -341,21 +341,20 @@ CronJobIsOurs(const char *cron, BackfillRun *run)
 }
 
 /*
- * Remove the pg_cron job of a run, if it has one.  A job that is gone
- * already, or that this role may not remove, is reported and forgotten.
+ * Call pg_cron's function on the run's job (sql: its text, with the schema
+ * as %s and the job id as $1), in a subtransaction: a job that is gone
+ * already, or that this role may not change, is reported, not raised.  False
+ * when the job is not the run's own, or the call failed.
  */
-void
-BackfillRunUnschedule(BackfillRun *run)
+static bool
+CronJobCall(BackfillRun *run, const char *sql, const char *what)
 {
-	char	   *cron;
+	char	   *cron = BackfillCronSchema();
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run->id)};
+	bool		ok = false;
 
-	if (run->cron_job == 0)
-		return;
-	cron = BackfillCronSchema();
 	if (cron && !CronJobIsOurs(cron, run))
 	{
 		ereport(WARNING,
@@ -363,38 +362,71 @@ BackfillRunUnschedule(BackfillRun *run)
 						run->cron_job, run->id),
 				 errdetail("Its name, command or database is not the one backfill_schedule gave it"
 						   " (after a restore, job ids may belong to other jobs).")));
-		cron = NULL;
+		return false;
 	}
-	if (cron)
+	if (cron == NULL)
+		return false;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
 	{
-		BeginInternalSubTransaction(NULL);
+		Datum		job[1] = {Int64GetDatum(run->cron_job)};
+
+		if (SPI_execute_with_args(psprintf(sql, quote_identifier(cron)), 1, types, job, NULL, false, 1) < 0)
+			elog(ERROR, "pg_cron's function failed");
+		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
-		PG_TRY();
-		{
-			Datum		job[1] = {Int64GetDatum(run->cron_job)};
-
-			if (SPI_execute_with_args(psprintf("SELECT %s.unschedule($1)", quote_identifier(cron)),
-									  1, types, job, NULL, false, 1) != SPI_OK_SELECT)
-				elog(ERROR, "cron.unschedule failed");
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(cxt);
-			CurrentResourceOwner = owner;
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
-
-			ereport(WARNING,
-					(errmsg("could not remove pg_cron job " INT64_FORMAT " of run " INT64_FORMAT ": %s",
-							run->cron_job, run->id, edata->message)));
-		}
-		PG_END_TRY();
+		CurrentResourceOwner = owner;
+		ok = true;
 	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = BackfillAbortSubtransaction(cxt, owner);
+
+		ereport(WARNING,
+				(errmsg("could not %s pg_cron job " INT64_FORMAT " of run " INT64_FORMAT ": %s",
+						what, run->cron_job, run->id, edata->message)));
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * Remove the pg_cron job of a run, if it has one: backfill_pause and
+ * backfill_cancel, from a session of their own.  (pg_cron ends a tick of
+ * the job that is running then: it marks it "job canceled".)
+ */
+void
+BackfillRunUnschedule(BackfillRun *run)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+
+	if (run->cron_job == 0)
+		return;
+	(void) CronJobCall(run, "SELECT %s.unschedule($1)", "remove");
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET cron_job = NULL WHERE id = $1",
 									  BackfillExtName(run->extschema, "backfill_runs_data")),
 							 1, types, values, NULL, 0);
 	run->cron_job = 0;
+}
+
+/*
+ * The run stops scheduling itself: its worker, which may be a tick of that
+ * very job, parks the job on a schedule that never comes (BACKFILL_CRON_PARKED)
+ * instead of removing it.  pg_cron cancels a tick whose job is removed or
+ * made inactive while it runs, and records it as failed ("job canceled"):
+ * parked, the job stays active, its last tick ends and is recorded as it
+ * ended, and the run keeps naming it, so backfill_progress.cron_status goes on
+ * saying how the last tick went.  backfill_schedule of the run removes it.
+ */
+void
+BackfillRunPark(BackfillRun *run)
+{
+	if (run->cron_job == 0)
+		return;
+	(void) CronJobCall(run, "SELECT %s.alter_job($1, schedule => '" BACKFILL_CRON_PARKED "')", "park");
 }
 
 /* Connect, read the run, check the caller's right to act on it. */
@@ -618,6 +650,24 @@ WarnIfCronCannotRun(int64 runid)
 					 " at the server's socket directory; backfill_progress shows the job's failures.")));
 }
 
+/* Whether the run's job is parked (BackfillRunPark) and no tick of it is running. */
+static bool
+CronJobParked(const char *cron, BackfillRun *run)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->cron_job)};
+
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s.job j WHERE j.jobid OPERATOR(pg_catalog.=) $1"
+									   " AND j.schedule OPERATOR(pg_catalog.=) '" BACKFILL_CRON_PARKED "'"
+									   " AND NOT EXISTS (SELECT FROM %s.job_run_details d"
+									   "   WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
+									   "   AND d.status OPERATOR(pg_catalog.=) ANY ('{starting,running}'))",
+									   quote_identifier(cron), quote_identifier(cron)),
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_cron's jobs");
+	return SPI_processed == 1;
+}
+
 /*
  * pg_cron is not installed in this database: say why.  Preloaded, it runs
  * its jobs from the one database cron.database_name names: from there,
@@ -677,6 +727,8 @@ backfill_schedule(PG_FUNCTION_ARGS)
 	cron = BackfillCronSchema();
 	if (cron == NULL)
 		CronMissing(&run, schedule, per_tick);
+	if (run.cron_job != 0 && CronJobParked(cron, &run))
+		BackfillRunUnschedule(&run);
 	if (run.cron_job != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -16,6 +16,9 @@
 #include "run/runkinds.h"
 #include "run/runoptions.h"
 
+/* The schedule of a pg_cron job its run has parked (BackfillRunPark): 31 February never comes. */
+#define BACKFILL_CRON_PARKED "0 0 31 2 *"
+
 /* A run, as its row says. */
 typedef struct BackfillRun
 {
@@ -56,6 +59,7 @@ extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool l
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
 extern void BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
+extern void BackfillRunPark(BackfillRun *run);
 extern char *BackfillCronSchema(void);
 extern char *BackfillRunPinnedChange(BackfillRun *run);
 extern void BackfillUntouchedSnapshot(void);
