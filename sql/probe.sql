@@ -87,9 +87,14 @@ SELECT f = b AS table_unchanged FROM backfill_fingerprint('pr_revenue') f, befor
 SELECT (SELECT count(*) FROM backfill_log) = n AS log_unchanged FROM log_before;
 SELECT count(*) AS staging_tables_left FROM pg_class WHERE relname LIKE 'backfill_stage%';
 
--- Errors say which run failed; a transform may not end the transaction.
+-- An append on a key: the second run collides with what the first wrote, or the first with
+-- rows already there (it was run before).  Not idempotent: a verdict, not an error.
+SELECT idempotent, rows_before, verdict
+FROM backfill_probe_idempotency($$INSERT INTO pr_revenue VALUES (1, '2026-03-14', 0)$$, 'pr_revenue');
+SELECT idempotent, verdict
+FROM backfill_probe_idempotency($$INSERT INTO pr_revenue VALUES (3, '2026-03-14', 0)$$, 'pr_revenue');
+-- Other errors say which run failed; a transform may not end the transaction.
 SELECT * FROM backfill_probe_idempotency('SELECT 1/0', 'pr_revenue');
-SELECT * FROM backfill_probe_idempotency($$INSERT INTO pr_revenue VALUES (1, '2026-03-14', 0)$$, 'pr_revenue');
 SELECT * FROM backfill_probe_idempotency('COMMIT', 'pr_revenue');
 SELECT * FROM backfill_probe_idempotency('SELEC 1', 'pr_revenue');
 DROP TABLE pr_revenue, pr_orders, pr_serving;

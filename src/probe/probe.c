@@ -539,6 +539,82 @@ DrawsSequence(const ProbeState *ps)
 						  " LIMIT 1", ps->relid) != NULL;
 }
 
+/*
+ * The two runs and their fingerprints (watched, or read whole), each pass
+ * in a subtransaction rolled back.  A run that fails on a duplicate (23505,
+ * 23P01) is a verdict, not an error: an append collides with what it wrote
+ * before.  Returns that error, or NULL; any other error goes on.
+ */
+static ErrorData *
+ProbeRuns(ProbeState *ps, int samples, Oid target)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *collision = NULL;
+
+	PG_TRY();
+	{
+		if (ps->scope != NULL && BackfillWatchable(ps->relid))
+		{
+			InRolledBackSubtransaction(WatchedFingerprints, ps, samples);
+			ps->relid = target;		/* as it was: both runs are rolled back */
+		}
+		if (!ps->watched)
+			InRolledBackSubtransaction(Fingerprints, ps, samples);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* the subtransaction is rolled back already: only the error is left */
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION &&
+			edata->sqlerrcode != ERRCODE_EXCLUSION_VIOLATION)
+			PG_RE_THROW();
+		FlushErrorState();
+		collision = edata;
+	}
+	PG_END_TRY();
+	ps->relid = target;
+	return collision;
+}
+
+/* The verdict on a run that collided (ProbeRuns): not idempotent, and why. */
+static char *
+CollisionVerdict(ErrorData *edata)
+{
+	bool		first = strncmp(edata->message, "the first run", 13) == 0;
+	char	   *detail = edata->detail ? pstrdup(edata->detail) : NULL;
+	size_t		len = detail ? strlen(detail) : 0;
+
+	if (len > 0 && detail[len - 1] == '.')
+		detail[len - 1] = '\0';
+
+	return psprintf("not idempotent: %s%s%s; %s", edata->message,
+					detail ? ": " : "", detail ? detail : "",
+					first ? "the rows it writes are there already, as when an append is run again"
+					: "a second run collides with what the first wrote, as an append does");
+}
+
+/* The result of a probe whose run collided: no counts, a verdict. */
+static Datum
+CollisionRow(FunctionCallInfo fcinfo, ErrorData *edata)
+{
+	TupleDesc	tupdesc;
+	Datum		values[11] = {0};
+	bool		nulls[11];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	for (int i = 0; i < 11; i++)
+		nulls[i] = true;
+	values[0] = BoolGetDatum(false);
+	nulls[0] = false;
+	values[10] = CStringGetTextDatum(CollisionVerdict(edata));
+	nulls[10] = false;
+	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
 /* The probe's verdict, in words. */
 static char *
 Verdict(ProbeState *ps, bool idempotent, bool outside_first, bool outside_second,
@@ -597,6 +673,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	bool		reshaped_first; /* the first run changed the target's columns */
 	bool		reshaped_second;	/* the second did */
 	char	   *verdict;
+	ErrorData  *collision;
 	TupleDesc	tupdesc;
 	Datum		values[11];
 	bool		nulls[11] = {false};
@@ -625,14 +702,12 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	draws_sequence = DrawsSequence(&ps);
-	if (ps.scope != NULL && BackfillWatchable(ps.relid))
+	collision = ProbeRuns(&ps, samples, PG_GETARG_OID(1));
+	if (collision)
 	{
-		InRolledBackSubtransaction(WatchedFingerprints, &ps, samples);
-		ps.relid = PG_GETARG_OID(1);	/* as it was: both runs are rolled back */
+		SPI_finish();
+		PG_RETURN_DATUM(CollisionRow(fcinfo, collision));
 	}
-	if (!ps.watched)
-		InRolledBackSubtransaction(Fingerprints, &ps, samples);
-	ps.relid = PG_GETARG_OID(1);
 	reshaped_first = !ColumnsSame(ps.columns[0], ps.columns[1]);
 	reshaped_second = !ColumnsSame(ps.columns[1], ps.columns[2]);
 	/* new columns are new values in every row, inside the scope and out */
