@@ -76,7 +76,7 @@ svg text{font-family:"DejaVu Sans",sans-serif} svg text:not([fill]){fill:#333}
 <p>Measured by <code>make demo</code>: six months published by a model that did not take refunds out, this month by the
 fixed model; a re-run of this month with an append strategy doubles it; the backfill (one committed partition swap per
 day) brings the six months onto the true line and leaves this month as it was.</p>
-<svg xmlns="http://www.w3.org/2000/svg" width="1140" height="650" viewBox="0 0 1140 650" role="img" aria-label="daily revenue">
+<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 1140 650" style="max-width:1140px;height:auto" role="img" aria-label="daily revenue">
 <rect x="0" y="0" width="1140" height="650" fill="#ffffff"/>
 ',
 -- the backfilled range, shaded, with its label at the foot of the top panel
@@ -98,8 +98,11 @@ E'\n',
 						  g.l, y, g.r, y, CASE WHEN v = 0 THEN '#888888' ELSE '#e3e3e3' END, g.l - 6, y + 4, to_char(v, 'FM999,999,990')), E'\n' ORDER BY v)
  FROM g, LATERAL (SELECT v, round(g.b2 - v * (g.b2 - g.t2) / g.cmax, 1) AS y FROM generate_series(0::numeric, g.cmax, g.cstep) v) t),
 E'\n',
-(SELECT string_agg(format('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e3e3e3"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e3e3e3"/><text x="%s" y="%s" font-size="12" text-anchor="middle">%s</text><text x="%s" y="%s" font-size="11" text-anchor="middle">%s</text>',
-						  x, g.t, x, g.b, x, g.t2, x, g.b2, x, g.b + 18, to_char(day, 'FMDD Mon YYYY'), x, g.b2 + 16, to_char(day, 'Mon')), E'\n' ORDER BY i)
+(SELECT string_agg(format('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e3e3e3"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e3e3e3"/><text x="%s" y="%s" font-size="12" text-anchor="%s">%s</text><text x="%s" y="%s" font-size="11" text-anchor="%s">%s</text>',
+						  x, g.t, x, g.b, x, g.t2, x, g.b2,
+						  -- a tick at the plot's left edge starts there, clear of the y axis's values
+						  x, g.b + 18, CASE WHEN x - g.l < 40 THEN 'start' ELSE 'middle' END, to_char(day, 'FMDD Mon YYYY'),
+						  x, g.b2 + 16, CASE WHEN x - g.l < 40 THEN 'start' ELSE 'middle' END, to_char(day, 'Mon')), E'\n' ORDER BY i)
  FROM p, g WHERE extract(day FROM day) = 1),
 -- the plot areas the series must stay in, and the axis titles with the unit
 (SELECT format('
@@ -133,7 +136,8 @@ E'\n',
 			   g.r - 4, g.b2 - 8)
  FROM g, band b),
 -- the axis of the top panel does not start at zero: said where the eye starts
-(SELECT format('<text x="%s" y="%s" font-size="11" fill="#666666">axis from %s, not 0</text>', g.l + 6, g.b - 6, to_char(g.ymin, 'FM999,999,990'))
+-- (at the right: the backfilled range's label runs along the bottom from the left)
+(SELECT format('<text x="%s" y="%s" font-size="11" text-anchor="end" fill="#666666">axis from %s, not 0</text>', g.r - 6, g.b - 6, to_char(g.ymin, 'FM999,999,990'))
  FROM g WHERE g.ymin > 0),
 -- a day of the backfilled range whose correction is 0: marked on the axis, said below it
 (SELECT string_agg(format('<circle cx="%s" cy="%s" r="4" fill="none" stroke="#54278f" stroke-width="1.5"/><line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#54278f"/><text x="%s" y="%s" font-size="12" fill="#54278f">%s: 0, no order of that day was refunded, so the backfill rewrote it identically</text>',

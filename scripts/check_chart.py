@@ -8,7 +8,9 @@ Two layers, neither depending on anti-aliasing or font rendering:
    points along its length mapped to the screen with getScreenCTM, the legend samples) and
    writes it as JSON into the DOM, read back through --dump-dom.  Every series must be there
    once, rendered, with one vertex per day of its plot, every vertex inside that plot, spanning
-   it from the first day to the last; each legend sample must be drawn as its series is.
+   it from the first day to the last; each legend sample must be drawn as its series is.  No
+   two labels' boxes may overlap, and in a window 900 pixels wide (the probe's second
+   reading) the page must not be wider than the window: the chart shrinks to fit.
 2. Pixels.  A screenshot of the same copy (same window, scale factor 1), decoded here.  It must
    not be blank, and along each series, at the screen points the probe reported, a pixel whose
    nearest colour of the page's palette is the series' own must be found near most points: a
@@ -32,6 +34,8 @@ import tempfile
 import zlib
 
 WIDTH, HEIGHT = 1280, 800
+# the page must fit a window this narrow without scrolling sideways (the chart shrinks)
+NARROW = 900
 # every series the chart must draw, and the plot area it belongs in
 SERIES = {"truth": "main", "published": "main", "append": "main", "backfill": "main",
           "correction": "correction"}
@@ -83,6 +87,10 @@ PROBE = r"""
     out.legend[e.dataset.legend] = {stroke: rgb(s.stroke), width: parseFloat(s.strokeWidth), dash: s.strokeDasharray,
                                     rendered: e.getClientRects().length > 0 && opacity(e) > 0.99};
   });
+  out.texts = [];
+  document.querySelectorAll('svg text').forEach(function (e) {
+    if (e.getClientRects().length && opacity(e) > 0.99) out.texts.push([e.textContent, box(e)]); });
+  out.scrollWidth = document.documentElement.scrollWidth;
   var t = document.createElement('script');
   t.type = 'application/json'; t.id = 'chart-check-probe'; t.textContent = JSON.stringify(out);
   document.documentElement.appendChild(t);
@@ -91,13 +99,14 @@ PROBE = r"""
 """
 
 
-def chromium(args, workdir):
+def chromium(args, workdir, width=None):
     """Run headless Chromium with a new empty profile and the pinned rendering flags."""
+    width = width or WIDTH
     profile = tempfile.mkdtemp(prefix="profile.", dir=workdir)
     cmd = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            "--hide-scrollbars", "--force-device-scale-factor=1", "--font-render-hinting=none",
-           "--window-size=%d,%d" % (WIDTH, HEIGHT), "--user-data-dir=" + profile] + args
+           "--window-size=%d,%d" % (width, HEIGHT), "--user-data-dir=" + profile] + args
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120, check=True).stdout
     shutil.rmtree(profile, ignore_errors=True)
     return out
@@ -150,12 +159,40 @@ def render(html, work):
     page = os.path.join(work, "page.html")
     with open(page, "w", encoding="utf-8") as f:
         f.write(html + PROBE)
-    dom = chromium(["--dump-dom", "file://" + page], work).decode("utf-8", "replace")
-    m = re.search(r'<script type="application/json" id="chart-check-probe">(.*?)</script>', dom, re.S)
-    probe = json.loads(m.group(1)) if m else None
+    probe = dump(page, work, WIDTH)
+    if probe is not None:
+        narrow = dump(page, work, NARROW)
+        probe["narrow"] = [NARROW, narrow["scrollWidth"] if narrow else None]
     shot = os.path.join(work, "chart.png")
     chromium(["--screenshot=" + shot, "file://" + page], work)
     return probe, read_png(shot)
+
+
+def dump(page, work, width):
+    """The probe's findings on page in a window width pixels wide, or None."""
+    dom = chromium(["--dump-dom", "file://" + page], work, width).decode("utf-8", "replace")
+    m = re.search(r'<script type="application/json" id="chart-check-probe">(.*?)</script>', dom, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+def overlap(a, b):
+    """Whether two boxes (left, top, width, height) share more than a pixel's edge."""
+    return (min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]) > 1 and
+            min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]) > 1)
+
+
+def check_text(probe):
+    """Failures of the page's words: labels on one another, a page wider than a narrow window."""
+    failures = []
+    texts = probe.get("texts", [])
+    for i, (ta, ba) in enumerate(texts):
+        for tb, bb in texts[i + 1:]:
+            if overlap(ba, bb):
+                failures.append("labels overlap: %r and %r" % (ta, tb))
+    width, scroll = probe.get("narrow", [NARROW, None])
+    if scroll is None or scroll > width:
+        failures.append("at %d px wide the page scrolls sideways (%r px wide)" % (width, scroll))
+    return failures
 
 
 def inside(pt, box, slack=1.0):
@@ -276,7 +313,7 @@ def check(html):
     """(failures, summary) of the page's HTML text."""
     with tempfile.TemporaryDirectory() as work:
         probe, image = render(html, work)
-    failures = check_geometry(probe)
+    failures = check_geometry(probe) + (check_text(probe) if probe else [])
     pixel_failures, seen = check_pixels(probe, image)
     summary = "%dx%d, %s, colour seen along %s" % (
         image[0], image[1],
@@ -315,6 +352,12 @@ FAULTS = [
     ("a series hidden under another element",
      lambda h: plant(h, r"(</svg>)", r'<rect x="0" y="0" width="1140" height="410" fill="#ffffff"/>\1'),
      r"^series truth: its colour seen near \d+ of"),
+    ("a chart of fixed width",
+     lambda h: plant(h, r'<svg ([^>]*)width="100%"([^>]*) style="[^"]*"', r'<svg \1width="1140"\2'),
+     r"^at 900 px wide the page scrolls sideways"),
+    ("two labels on one another",
+     lambda h: plant(h, r'(<text x="[^"]*" y="[^"]*")( font-size="11" text-anchor="end" fill="#666666">axis from)', r'<text x="230" y="394"\2'),
+     r"^labels overlap: "),
     ("a legend sample not dashed like its series",
      lambda h: plant(h, r'(<line data-legend="append"[^>]*?) stroke-dasharray="[^"]*"', r"\1"),
      r"^legend append: drawn .*'none'"),
