@@ -41,8 +41,13 @@
 #include "base/relation.h"
 #include "base/spi_util.h"
 
-/* Whether this transaction has already found the installed version to be ours. */
+/*
+ * Whether this transaction has already found the installed version to be
+ * ours, in its command checked_cid: an ALTER EXTENSION in the transaction
+ * (a command of its own) makes the next call look again.
+ */
 static bool version_checked = false;
+static CommandId checked_cid = InvalidCommandId;
 static bool version_callback = false;
 
 static void
@@ -66,8 +71,8 @@ ParseVersion(const char *v, int *major, int *minor)
 /*
  * Refuse unless the extension installed in this database is the version this
  * library was built for (BACKFILL_VERSION, the control file's default_version).
- * Once a transaction: the version can change only by ALTER EXTENSION, which
- * commits.  The extension's own scripts (CREATE or ALTER EXTENSION running)
+ * Once a command of a transaction: the version changes only by ALTER
+ * EXTENSION, a command of its own.  The extension's own scripts (CREATE or ALTER EXTENSION running)
  * are not checked: the catalog says the version they are making.
  */
 void
@@ -83,7 +88,9 @@ BackfillCheckVersion(void)
 				imaj,
 				imin;
 
-	if (version_checked || creating_extension)
+	if (creating_extension)
+		return;
+	if (version_checked && checked_cid == GetCurrentCommandId(false))
 		return;
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber, F_NAMEEQ,
@@ -129,6 +136,7 @@ BackfillCheckVersion(void)
 		version_callback = true;
 	}
 	version_checked = true;
+	checked_cid = GetCurrentCommandId(false);
 }
 
 /* The schema backfill is installed in: the schema of the calling function. */

@@ -597,6 +597,9 @@ BackfillThrottleLook(BackfillThrottleState *t)
 	t->last_check = GetCurrentTimestamp();
 	if (why != NULL && !pause)
 	{
+		/* one reason kept: a wait may look thousands of times */
+		if (t->reason && t->reason != t->paused)
+			pfree(t->reason);
 		t->reason = why;
 		if (t->wait_started == 0)
 		{

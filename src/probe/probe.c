@@ -674,6 +674,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	bool		reshaped_second;	/* the second did */
 	char	   *verdict;
 	ErrorData  *collision;
+	MemoryContext fcxt;
+	Datum		result;
 	TupleDesc	tupdesc;
 	Datum		values[11];
 	bool		nulls[11] = {false};
@@ -699,14 +701,20 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 				 errmsg("sample_rows must be between 0 and 1000, not %d", samples)));
 	CheckTransformArg(ps.transform);
 
+	fcxt = CurrentMemoryContext;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	draws_sequence = DrawsSequence(&ps);
 	collision = ProbeRuns(&ps, samples, PG_GETARG_OID(1));
 	if (collision)
 	{
+		/* the row in the function's memory, from the error still in SPI's */
+		Datum		row;
+
+		MemoryContextSwitchTo(fcxt);
+		row = CollisionRow(fcinfo, collision);
 		SPI_finish();
-		PG_RETURN_DATUM(CollisionRow(fcinfo, collision));
+		PG_RETURN_DATUM(row);
 	}
 	reshaped_first = !ColumnsSame(ps.columns[0], ps.columns[1]);
 	reshaped_second = !ColumnsSame(ps.columns[1], ps.columns[2]);
@@ -721,7 +729,8 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 		InRolledBackSubtransaction(Differences, &ps, samples);
 		ps.relid = PG_GETARG_OID(1);
 	}
-	SPI_finish();
+	/* the result in the function's memory; what the runs found is in SPI's until SPI_finish */
+	MemoryContextSwitchTo(fcxt);
 
 	verdict = Verdict(&ps, idempotent, outside_first, outside_second, draws_sequence);
 	if (reshaped_first || reshaped_second)
@@ -750,5 +759,7 @@ backfill_probe_idempotency(PG_FUNCTION_ARGS)
 	else
 		nulls[9] = true;
 	values[10] = CStringGetTextDatum(verdict);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+	result = HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+	SPI_finish();
+	PG_RETURN_DATUM(result);
 }

@@ -276,8 +276,9 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 				 errhint("See its error in backfill_runs; backfill_resume(" INT64_FORMAT ") lets it go on once the code is back as planned.", runid)));
 	if (run->state != BACKFILL_RUN_RUNNING)
 		BackfillRunSetState(run, BACKFILL_RUN_RUNNING, NULL);
+	BackfillWorkerLock(run->id);
+	call->working = true;		/* from here the call's end releases the lock */
 	BackfillWorkerEnter(run);
-	call->working = true;
 	BackfillCommitStep();
 	if (BackfillThrottleWanted(&run->opts.throttle))
 		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
@@ -417,11 +418,15 @@ ThrottlePause(RunCall *call, BackfillRun *run)
 	char	   *why = pstrdup(BackfillThrottlePaused(call->throttle));
 
 	RecordThrottled(run, call->throttle);
-	if (!BackfillThrottleWasStoppedElsewhere(call->throttle))
+	if (BackfillThrottleWasStoppedElsewhere(call->throttle))
 	{
-		BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
-		BackfillRunPark(run);
+		/* paused or cancelled by another session inside a fill: said as between tasks */
+		BackfillRunLoad(run->extschema, run->id, run, false);
+		RunChangedElsewhere(call, run);
+		return;
 	}
+	BackfillRunSetState(run, BACKFILL_RUN_PAUSED, why);
+	BackfillRunPark(run);
 	BackfillCommitStep();
 	call->stop_error = MemoryContextStrdup(call->cxt,
 										   psprintf("run " INT64_FORMAT " paused: %s", run->id, why));
@@ -456,7 +461,7 @@ RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
 		BackfillCommitStep();
 		BackfillWorkerActivity(run->id, "waits: %s", BackfillThrottleWaitingFor(call->throttle));
 		BackfillThrottleSleep(call->throttle);
-		BackfillRunLoad(extschema, call->runid, run, false);
+		BackfillRunReadStatus(run);
 		if (run->state != BACKFILL_RUN_RUNNING)
 		{
 			BackfillThrottleStoppedElsewhere(call->throttle, run->status);
@@ -604,9 +609,10 @@ backfill_run(PG_FUNCTION_ARGS)
 
 	BackfillCheckVersion();
 	RunCallArgs(fcinfo, &call);
+	/* the call's memory outlives its SPI connection: stop_error is raised after SPI_finish */
+	call.cxt = CurrentMemoryContext;
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	call.cxt = CurrentMemoryContext;
 	/* the worker lock is the session's: it goes at the call's end, however it ends */
 	PG_TRY();
 	{
@@ -614,6 +620,7 @@ backfill_run(PG_FUNCTION_ARGS)
 			RunCallLoop(extschema, &call, &run);
 		if (call.working)
 		{
+			call.working = false;	/* BackfillWorkerEnd releases the lock first */
 			BackfillWorkerEnd(&run);
 			BackfillCommitStep();
 		}

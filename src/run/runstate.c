@@ -289,6 +289,30 @@ BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error
 }
 
 /*
+ * The run's status as last committed, into run->status and run->state, in
+ * an SPI connection of its own: a wait looks at it every
+ * throttle_interval_ms for as long as it lasts, and keeps nothing of it.
+ */
+void
+BackfillRunReadStatus(BackfillRun *run)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (BackfillStateExec(run->extschema,
+						  psprintf("SELECT status FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+								   BackfillExtName(run->extschema, "backfill_runs_data")),
+						  1, types, values, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "run " INT64_FORMAT " is gone", run->id);
+	run->status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	run->state = BackfillRunStatusFromName(run->status);
+}
+
+/*
  * The schema of pg_cron's functions in this database, or NULL when pg_cron
  * is not installed here.  (Not the extension's extnamespace: pg_cron creates
  * its functions in schema cron whatever the schema current at CREATE
@@ -661,7 +685,7 @@ CronJobParked(const char *cron, BackfillRun *run)
 									   " AND j.schedule OPERATOR(pg_catalog.=) '" BACKFILL_CRON_PARKED "'"
 									   " AND NOT EXISTS (SELECT FROM %s.job_run_details d"
 									   "   WHERE d.jobid OPERATOR(pg_catalog.=) j.jobid"
-									   "   AND d.status OPERATOR(pg_catalog.=) ANY ('{starting,running}'))",
+									   "   AND d.status OPERATOR(pg_catalog.<>) ALL ('{succeeded,failed}'))",
 									   quote_identifier(cron), quote_identifier(cron)),
 							  1, types, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_cron's jobs");

@@ -57,6 +57,7 @@ typedef struct BackfillTask
 
 extern void BackfillRunLoad(Oid extschema, int64 runid, BackfillRun *run, bool lock);
 extern bool BackfillRunCheckRights(BackfillRun *run, const char *action, bool gone_ok);
+extern void BackfillRunReadStatus(BackfillRun *run);
 extern void BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error);
 extern void BackfillRunUnschedule(BackfillRun *run);
 extern void BackfillRunPark(BackfillRun *run);

@@ -43,9 +43,9 @@ WorkerTag(LOCKTAG *tag, int64 runid)
 						 BACKFILL_RUN_WORKER_LOCK);
 }
 
-/* Write the pid (NULL: clear it) and the heartbeat into the run's row. */
+/* Write this session's pid and the heartbeat into the run's row. */
 static void
-WriteWorker(BackfillRun *run, bool clear)
+WriteWorker(BackfillRun *run)
 {
 	Oid			types[2] = {INT8OID, INT4OID};
 	Datum		values[2] = {Int64GetDatum(run->id), Int32GetDatum(MyProcPid)};
@@ -54,26 +54,28 @@ WriteWorker(BackfillRun *run, bool clear)
 	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_LOCAL, true, 0, false);
 	(void) BackfillStateExec(run->extschema,
-							 psprintf("UPDATE %s SET worker_pid = %s, heartbeat = pg_catalog.clock_timestamp()"
+							 psprintf("UPDATE %s SET worker_pid = $2, heartbeat = pg_catalog.clock_timestamp()"
 									  " WHERE id OPERATOR(pg_catalog.=) $1",
-									  BackfillExtName(run->extschema, "backfill_runs_data"),
-									  clear ? "NULL::pg_catalog.int4" : "$2"),
+									  BackfillExtName(run->extschema, "backfill_runs_data")),
 							 2, types, values, NULL, 0);
 	last_beat = GetCurrentTimestamp();
 }
 
-/*
- * The call starts working the run: its lock, and its pid and heartbeat in
- * the run's row (committed with the call's start).
- */
+/* The call takes the run's worker lock, for the session: BackfillWorkerLeave releases it. */
 void
-BackfillWorkerEnter(BackfillRun *run)
+BackfillWorkerLock(int64 runid)
 {
 	LOCKTAG		tag;
 
-	WorkerTag(&tag, run->id);
+	WorkerTag(&tag, runid);
 	(void) LockAcquire(&tag, ShareLock, true, false);
-	WriteWorker(run, false);
+}
+
+/* The call starts working the run: its pid and heartbeat in the run's row. */
+void
+BackfillWorkerEnter(BackfillRun *run)
+{
+	WriteWorker(run);
 }
 
 /* The call ends, however: its lock goes.  No SQL: safe while an error is raised. */
@@ -95,26 +97,41 @@ BackfillWorkerHeartbeat(BackfillRun *run, bool now)
 {
 	if (!now && !TimestampDifferenceExceeds(last_beat, GetCurrentTimestamp(), 1000))
 		return;
-	WriteWorker(run, false);
+	WriteWorker(run);
 }
 
 /*
  * The call ends of its own (done, paused, enough tasks, an error it
- * raises): the pid is cleared unless another session still works the run.
- * A session holding the lock in SHARE mode stops an EXCLUSIVE request of
- * another; this session's own SHARE lock does not.
+ * raises): its lock goes, then the run's row names another session that
+ * still works the run, or none.  The row is locked first, so that of two
+ * workers ending at once the second looks at pg_locks after the first has
+ * committed: never does the row name a worker that is gone while none is
+ * left.
  */
 void
 BackfillWorkerEnd(BackfillRun *run)
 {
-	LOCKTAG		tag;
-	bool		alone;
+	Oid			types[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(run->id)};
+	const char *runs = BackfillExtName(run->extschema, "backfill_runs_data");
 
-	WorkerTag(&tag, run->id);
-	alone = LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL;
-	if (alone)
-		(void) LockRelease(&tag, ExclusiveLock, true);
-	WriteWorker(run, alone);
+	BackfillWorkerLeave(run->id);
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("SELECT 1 FROM %s WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE", runs),
+							 1, types, values, NULL, 0);
+	(void) BackfillStateExec(run->extschema,
+							 psprintf("UPDATE %s SET heartbeat = pg_catalog.clock_timestamp(),"
+									  " worker_pid = (SELECT pg_catalog.min(l.pid) FROM pg_catalog.pg_locks l"
+									  "   WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.granted"
+									  "   AND l.database OPERATOR(pg_catalog.=) %u"
+									  "   AND l.classid OPERATOR(pg_catalog.=) %u::pg_catalog.oid"
+									  "   AND l.objid OPERATOR(pg_catalog.=) %u::pg_catalog.oid"
+									  "   AND l.objsubid OPERATOR(pg_catalog.=) %d)"
+									  " WHERE id OPERATOR(pg_catalog.=) $1", runs, MyDatabaseId,
+									  (uint32) run->id, (uint32) ((uint64) run->id >> 32), BACKFILL_RUN_WORKER_LOCK),
+							 1, types, values, NULL, 0);
 }
 
 /*

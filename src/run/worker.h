@@ -21,6 +21,7 @@
  */
 #define BACKFILL_RUN_WORKER_LOCK 0x4247
 
+extern void BackfillWorkerLock(int64 runid);
 extern void BackfillWorkerEnter(BackfillRun *run);
 extern void BackfillWorkerLeave(int64 runid);
 extern void BackfillWorkerHeartbeat(BackfillRun *run, bool now);
