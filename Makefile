@@ -79,6 +79,7 @@ OBJS = \
 	src/run/task.o \
 	src/run/finish.o \
 	src/run/dryrun.o \
+	src/run/estimate.o \
 	src/run/progress.o \
 	src/run/run.o
 

@@ -398,6 +398,8 @@ CREATE TABLE @extschema@.backfill_tasks_data (
 	locked_ms double precision,
 	error text,
 	origin text NOT NULL DEFAULT 'outside' CHECK (origin IN ('backfill', 'outside')),
+	wal_bytes bigint,
+	bytes_after bigint,
 	PRIMARY KEY (run_id, task)
 );
 COMMENT ON TABLE @extschema@.backfill_tasks_data IS
@@ -512,7 +514,7 @@ CREATE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
 		t.log_id, t.started_at, t.finished_at, t.seconds, t.commit_ms, t.locked_ms,
 		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
 			THEN t.error END AS error,
-		t.origin
+		t.origin, t.wal_bytes, t.bytes_after
 	FROM @extschema@.backfill_tasks_data t
 	WHERE EXISTS (SELECT FROM @extschema@.backfill_runs_data r
 				  WHERE r.id OPERATOR(pg_catalog.=) t.run_id AND @extschema@.backfill_visible(r.target_oid));
@@ -544,6 +546,15 @@ CREATE FUNCTION @extschema@.backfill_dry_run(run_id bigint, task pg_catalog.int4
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_dry_run(bigint, pg_catalog.int4) IS
 	'Compute one task of a run (the first pending by default), compare it with the live rows, reconcile it, and roll it all back';
+
+CREATE FUNCTION @extschema@.backfill_estimate(run_id bigint)
+	RETURNS TABLE(task pg_catalog.int4, partition pg_catalog.text, how pg_catalog.text, rows bigint,
+				  heap_bytes bigint, toast_bytes bigint, index_bytes bigint, wal_bytes bigint,
+				  seconds double precision, locked_seconds double precision, extra_disk_bytes bigint)
+	AS 'MODULE_PATHNAME', 'backfill_estimate'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_estimate(bigint) IS
+	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by the planner''s row estimates; then the total';
 
 CREATE FUNCTION @extschema@.backfill_pause(run_id bigint)
 	RETURNS pg_catalog.text

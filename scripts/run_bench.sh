@@ -184,6 +184,9 @@ run_case "${BENCH_RUN_BIG_PARTITIONS:-10}" "${BENCH_RUN_BIG_ROWS:-100000}" "${BE
 # planning and per-task time by the number of partitions.
 RUNS=$RUNS scripts/bench_scale.sh
 
+# backfill_estimate beside the run it estimated: rows, bytes, WAL, time and time under lock.
+RUNS=$RUNS scripts/bench_estimate.sh
+
 # What a run's reconcile costs the readers of the partitions it swaps: its time under lock
 # with the reconcile and without.
 RUNS=$RUNS scripts/bench_locked.sh

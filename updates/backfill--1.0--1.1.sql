@@ -45,3 +45,37 @@ CREATE VIEW @extschema@.backfill_progress AS
 COMMENT ON VIEW @extschema@.backfill_progress IS
 	'The progress of every run';
 GRANT SELECT ON @extschema@.backfill_progress TO PUBLIC;
+
+-- What each task wrote: the WAL of its backend and the bytes of its relation after it
+-- (run/task.c), beside what backfill_estimate says a task will write.
+ALTER TABLE @extschema@.backfill_tasks_data ADD COLUMN wal_bytes bigint, ADD COLUMN bytes_after bigint;
+
+CREATE OR REPLACE VIEW @extschema@.backfill_tasks WITH (security_barrier) AS
+	SELECT t.run_id, t.task, t.partition, t.range_from, t.range_to, t.status, t.attempts, t.gave_way,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.rows_before END AS rows_before,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.rows_after END AS rows_after,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.fingerprint_before END AS fingerprint_before,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.fingerprint_after END AS fingerprint_after,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.reconcile END AS reconcile,
+		t.log_id, t.started_at, t.finished_at, t.seconds, t.commit_ms, t.locked_ms,
+		CASE WHEN @extschema@.backfill_may_see_rows((SELECT r.target_oid FROM @extschema@.backfill_runs_data r WHERE r.id OPERATOR(pg_catalog.=) t.run_id))
+			THEN t.error END AS error,
+		t.origin, t.wal_bytes, t.bytes_after
+	FROM @extschema@.backfill_tasks_data t
+	WHERE EXISTS (SELECT FROM @extschema@.backfill_runs_data r
+				  WHERE r.id OPERATOR(pg_catalog.=) t.run_id AND @extschema@.backfill_visible(r.target_oid));
+
+-- backfill_estimate: what the tasks left of a run will cost (src/run/estimate.c).
+CREATE FUNCTION @extschema@.backfill_estimate(run_id bigint)
+	RETURNS TABLE(task pg_catalog.int4, partition pg_catalog.text, how pg_catalog.text, rows bigint,
+				  heap_bytes bigint, toast_bytes bigint, index_bytes bigint, wal_bytes bigint,
+				  seconds double precision, locked_seconds double precision, extra_disk_bytes bigint)
+	AS 'MODULE_PATHNAME', 'backfill_estimate'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_estimate(bigint) IS
+	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by the planner''s row estimates; then the total';

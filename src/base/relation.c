@@ -22,6 +22,7 @@
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -432,4 +433,51 @@ BackfillRefuseInUse(Oid relid, const char *what)
 				 errmsg("cannot %s %s: this session is still reading it", what, BackfillQualifiedName(relid)),
 				 errdetail("A cursor or a portal of this transaction is open on it or on one of its indexes, or trigger events on it are pending."),
 				 errhint("Close the cursor first, or do this in another transaction.")));
+}
+
+/* The bytes of one relation's main fork, 0 when there is none. */
+static int64
+ForkBytes(Oid relid)
+{
+	Relation	rel;
+	int64		bytes;
+
+	if (!OidIsValid(relid))
+		return 0;
+	rel = relation_open(relid, AccessShareLock);
+	bytes = RELKIND_HAS_STORAGE(rel->rd_rel->relkind) ?
+		(int64) RelationGetNumberOfBlocks(rel) * BLCKSZ : 0;
+	relation_close(rel, AccessShareLock);
+	return bytes;
+}
+
+/*
+ * The bytes a table holds on disk now: its heap, its TOAST table with the
+ * TOAST index, and its indexes (as pg_relation_size, pg_table_size minus it,
+ * and pg_indexes_size count them, main forks only).
+ */
+void
+BackfillRelationBytes(Oid relid, int64 *heap, int64 *toast, int64 *indexes)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+	List	   *list = RelationGetIndexList(rel);
+	Oid			toastrelid = rel->rd_rel->reltoastrelid;
+	ListCell   *lc;
+
+	*heap = RELKIND_HAS_STORAGE(rel->rd_rel->relkind) ? (int64) RelationGetNumberOfBlocks(rel) * BLCKSZ : 0;
+	relation_close(rel, AccessShareLock);
+	*toast = 0;
+	if (OidIsValid(toastrelid))
+	{
+		Relation	t = relation_open(toastrelid, AccessShareLock);
+		List	   *tl = RelationGetIndexList(t);
+
+		*toast = (int64) RelationGetNumberOfBlocks(t) * BLCKSZ;
+		relation_close(t, AccessShareLock);
+		foreach(lc, tl)
+			*toast += ForkBytes(lfirst_oid(lc));
+	}
+	*indexes = 0;
+	foreach(lc, list)
+		*indexes += ForkBytes(lfirst_oid(lc));
 }

@@ -30,6 +30,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
+#include "executor/instrument.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -628,6 +629,21 @@ TaskFailed(BackfillTaskOutcome *out, ErrorData *edata, TaskError kind, const Bac
 	out->rows_before = out->rows_after = -1;
 }
 
+/* The bytes of the task's relation now (heap, TOAST, indexes), or -1 when it has none. */
+static int64
+TaskBytes(BackfillRun *run, BackfillTask *task)
+{
+	Oid			relid = BackfillTaskRelation(run, task);
+	int64		heap,
+				toast,
+				indexes;
+
+	if (!OidIsValid(relid) || BackfillCitusDistributed(relid))
+		return -1;
+	BackfillRelationBytes(relid, &heap, &toast, &indexes);
+	return heap + toast + indexes;
+}
+
 /*
  * Run one task in a subtransaction, in the write context ctx; a failure is
  * caught and described in out, with the subtransaction (and so the task's
@@ -640,6 +656,7 @@ BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, 
 	ResourceOwner owner = CurrentResourceOwner;
 	TimestampTz start = GetCurrentTimestamp();
 	int			timeout_ms = StatementTimeout;
+	uint64		wal = pgWalUsage.wal_bytes;
 
 	memset(out, 0, sizeof(*out));
 	if (run->opts.statement_timeout &&
@@ -661,6 +678,7 @@ BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, 
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
 		out->ok = true;
+		out->bytes_after = TaskBytes(run, task);
 	}
 	PG_CATCH();
 	{
@@ -678,16 +696,18 @@ BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, 
 	}
 	PG_END_TRY();
 	out->seconds = (double) (GetCurrentTimestamp() - start) / 1000000.0;
+	/* what a failed attempt wrote before its rollback is WAL all the same */
+	out->wal_bytes = (int64) (pgWalUsage.wal_bytes - wal);
 }
 
 /* Write the outcome of a task into its row. */
 void
 BackfillTaskRecord(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out)
 {
-	Oid			types[12] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	JSONBOID, INT8OID, FLOAT8OID, TEXTOID, INT4OID};
-	Datum		values[12];
-	char		nulls[12];
+	Oid			types[14] = {INT8OID, INT4OID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	JSONBOID, INT8OID, FLOAT8OID, TEXTOID, INT4OID, INT8OID, INT8OID};
+	Datum		values[14];
+	char		nulls[14];
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(run->id);
@@ -709,14 +729,18 @@ BackfillTaskRecord(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *ou
 	values[10] = out->error ? CStringGetTextDatum(out->error) : (Datum) 0;
 	nulls[10] = out->error ? ' ' : 'n';
 	values[11] = Int32GetDatum(out->gave_ways);
+	values[12] = Int64GetDatum(out->wal_bytes);
+	values[13] = Int64GetDatum(out->bytes_after);
+	nulls[13] = out->ok && out->bytes_after >= 0 ? ' ' : 'n';
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET status = $3, attempts = attempts + 1, gave_way = gave_way + $12,"
 									  " rows_before = $4, rows_after = $5, fingerprint_before = $6,"
 									  " fingerprint_after = $7, reconcile = $8, log_id = $9,"
-									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11"
+									  " started_at = now(), finished_at = clock_timestamp(), seconds = $10, error = $11,"
+									  " wal_bytes = $13, bytes_after = $14"
 									  " WHERE run_id = $1 AND task = $2",
 									  BackfillExtName(run->extschema, "backfill_tasks_data")),
-							 12, types, values, nulls, 0);
+							 14, types, values, nulls, 0);
 }
 
 /*

@@ -39,6 +39,8 @@ typedef struct BackfillTaskOutcome
 	bool		cancelled;		/* a cancel stopped it: recorded, then the call stops */
 	bool		throttle_paused;	/* the throttle stopped it: not recorded, the run pauses */
 	double		seconds;
+	int64		wal_bytes;		/* the WAL this backend wrote for the task (pgWalUsage) */
+	int64		bytes_after;	/* its relation's heap, TOAST and indexes after it; -1: not known */
 } BackfillTaskOutcome;
 
 /* The tasks of a run its plan made, as a call checked them (task.c). */

@@ -1,0 +1,406 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/run/estimate.c
+ *		backfill_estimate: what a planned run will cost, task by task,
+ *		measured on a few of its tasks and scaled to the others.
+ *
+ * The tasks left (neither done nor skipped) are each given the planner's
+ * row estimate of their bound source (EXPLAIN, as the caller, under the
+ * run's search_path).  A few are then done for real, as the run would do
+ * them but with no throttle, inside a subtransaction that is always rolled
+ * back: the first, the largest and the smallest by the planner's rows
+ * when they differ from the first's, and the DEFAULT partition's.  Each measured task gives its rows, the bytes of its
+ * relation after it (heap, TOAST, indexes), the WAL this backend wrote for
+ * it (pgWalUsage), its time, the time its swap held its locks (with the
+ * flush of its WAL a COMMIT waits for, not the COMMIT's drop of the old
+ * files and their buffers, which a rollback cannot show), and the disk
+ * it needed beyond what the table held (a replacement's new copy, beside the
+ * old one until the commit; a write in place, what the relation grew).
+ * Every other task is scaled from them: each figure as a + b * (the
+ * planner's rows), fitted over the measured tasks (a proportion when one
+ * task was measured, or when the fit would give a negative constant).
+ *
+ * Nothing stays: the measured tasks' writes, staging tables and records go
+ * with the subtransaction.  Their WAL was written, and their swaps held the
+ * partitions' locks for as long as they took: an estimate costs what its
+ * measured tasks cost.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/statvfs.h>
+
+#include "access/xlog.h"
+#include "catalog/pg_partitioned_table.h"
+#include "catalog/pg_tablespace.h"
+#include "catalog/pg_type.h"
+#include "executor/instrument.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "base/citus.h"
+#include "base/extension.h"
+#include "base/relation.h"
+#include "base/spi_util.h"
+#include "run/runstate.h"
+#include "run/task.h"
+#include "run/window.h"
+#include "write/replace.h"
+
+/* the figures of a task, measured or scaled */
+#define COST_FIGURES 8
+enum
+{
+	COST_ROWS, COST_HEAP, COST_TOAST, COST_INDEX, COST_WAL, COST_SECONDS, COST_LOCKED, COST_DISK
+};
+
+/* the tasks measured for real, at most */
+#define MEASURED_MAX 4
+
+typedef struct TaskCost
+{
+	BackfillTask task;
+	double		planner_rows;	/* the planner's estimate of its bound source */
+	bool		measured;
+	double		v[COST_FIGURES];
+} TaskCost;
+
+/* The tasks of the run left to do, each with the planner's rows. */
+static TaskCost *
+TasksLeft(BackfillRun *run, int *n)
+{
+	Datum		id = Int64GetDatum(run->id);
+	Oid			type = INT8OID;
+	BackfillPlannedTasks *planned = BackfillCheckPlannedTasks(run, CurrentMemoryContext);
+	TaskCost   *tasks;
+	SPITupleTable *tt;
+
+	if (BackfillStateExec(run->extschema,
+						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+								   " WHERE run_id OPERATOR(pg_catalog.=) $1"
+								   " AND status OPERATOR(pg_catalog.<>) ALL ('{done,skipped}'::pg_catalog.text[])"
+								   " ORDER BY task", BackfillExtName(run->extschema, "backfill_tasks_data")),
+						  1, &type, &id, NULL, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read backfill_tasks");
+	*n = (int) SPI_processed;
+	tt = SPI_tuptable;
+	tasks = palloc0(sizeof(TaskCost) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+		BackfillTaskFromRow(tt->vals[i], tt->tupdesc, &tasks[i].task);
+	for (int i = 0; i < *n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		BackfillRefuseUnplannedTask(run, planned, &tasks[i].task);
+	}
+	return tasks;
+}
+
+/* The planner's row estimate of a task's bound source, as the caller under the run's search_path. */
+static double
+PlannerRows(BackfillRun *run, BackfillTask *task)
+{
+	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	int			nest = NewGUCNestLevel();
+	char	   *plan;
+	char	   *at;
+
+	(void) set_config_option("search_path", run->opts.search_path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_execute(psprintf("EXPLAIN (FORMAT JSON) %s", bound), false, 0) != SPI_OK_UTILITY ||
+		SPI_processed != 1)
+		elog(ERROR, "could not explain the source of task %d", task->task);
+	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	AtEOXact_GUC(true, nest);
+	at = plan ? strstr(plan, "\"Plan Rows\": ") : NULL;
+	return at ? strtod(at + strlen("\"Plan Rows\": "), NULL) : 0;
+}
+
+/* Whether a task's relation is its parent's DEFAULT partition. */
+static bool
+IsDefaultPartition(BackfillRun *run, BackfillTask *task)
+{
+	HeapTuple	tup;
+	bool		is_default = false;
+
+	if (task->partition == NULL || !OidIsValid(run->targetoid))
+		return false;
+	tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(run->targetoid));
+	if (HeapTupleIsValid(tup))
+	{
+		is_default = ((Form_pg_partitioned_table) GETSTRUCT(tup))->partdefid ==
+			BackfillTaskRelation(run, task);
+		ReleaseSysCache(tup);
+	}
+	return is_default;
+}
+
+/* One task measured, for MeasureIn in its subtransaction. */
+typedef struct MeasureCall
+{
+	BackfillRun *run;
+	TaskCost   *cost;
+} MeasureCall;
+
+/* Do the task as the run would, with no throttle, and note what it cost. */
+static void
+MeasureIn(void *arg)
+{
+	MeasureCall *c = (MeasureCall *) arg;
+	BackfillRun *run = c->run;
+	double	   *v = c->cost->v;
+	Oid			relid = BackfillTaskRelation(run, &c->cost->task);
+	BackfillTaskOutcome out;
+	BackfillWriteContext ctx;
+	int64		heap,
+				toast,
+				index,
+				before;
+	uint64		wal;
+	TimestampTz start;
+
+	BackfillRelationBytes(relid, &heap, &toast, &index);
+	before = heap + toast + index;
+	memset(&out, 0, sizeof(out));
+	BackfillTaskSettings(run);
+	BackfillTaskContext(run, NULL, NULL, &ctx);
+	wal = pgWalUsage.wal_bytes;
+	start = GetCurrentTimestamp();
+	BackfillTaskWork(run, &c->cost->task, &out, &ctx);
+	v[COST_SECONDS] = (double) (GetCurrentTimestamp() - start) / 1000000.0;
+
+	/*
+	 * A swap's locks are held until its COMMIT has flushed the WAL: flush
+	 * what the task wrote now (harmless: flushed WAL is only WAL on disk
+	 * sooner) and count that time in, as the run's locked_ms counts its COMMIT.
+	 */
+	if (!INSTR_TIME_IS_ZERO(ctx.locked_at))
+	{
+		XLogFlush(GetXLogInsertRecPtr());
+		v[COST_LOCKED] = BackfillMsSince(ctx.locked_at) / 1000.0;
+	}
+	v[COST_WAL] = (double) (pgWalUsage.wal_bytes - wal);
+	v[COST_ROWS] = (double) out.rows_after;
+	BackfillRelationBytes(relid, &heap, &toast, &index);
+	v[COST_HEAP] = (double) heap;
+	v[COST_TOAST] = (double) toast;
+	v[COST_INDEX] = (double) index;
+	/* a swapped copy sits beside the old files until the commit unlinks them */
+	v[COST_DISK] = !INSTR_TIME_IS_ZERO(ctx.locked_at) ? (double) (heap + toast + index)
+		: (double) Max(heap + toast + index - before, 0);
+	c->cost->measured = true;
+}
+
+/*
+ * Measure the first task; the largest and the smallest by the planner's
+ * rows, when they differ from the first's by more than a tenth (the two
+ * ends of the fit: a task's fixed cost shows in the small one); and the
+ * DEFAULT partition's.  Tasks alike cost one measured task.
+ */
+static void
+MeasureSome(BackfillRun *run, TaskCost *tasks, int n)
+{
+	int			pick[MEASURED_MAX];
+	int			npick = 0;
+	int			largest = 0;
+	int			smallest = 0;
+	double		first = tasks[0].planner_rows;
+
+	for (int i = 1; i < n; i++)
+	{
+		if (tasks[i].planner_rows > tasks[largest].planner_rows)
+			largest = i;
+		if (tasks[i].planner_rows < tasks[smallest].planner_rows)
+			smallest = i;
+	}
+	pick[npick++] = 0;
+	if (tasks[largest].planner_rows > first * 1.1)
+		pick[npick++] = largest;
+	if (tasks[smallest].planner_rows < first * 0.9)
+		pick[npick++] = smallest;
+	for (int i = 1; i < n && npick < MEASURED_MAX; i++)
+		if (i != largest && i != smallest && IsDefaultPartition(run, &tasks[i].task))
+			pick[npick++] = i;
+	for (int k = 0; k < npick; k++)
+	{
+		MeasureCall c = {run, &tasks[pick[k]]};
+
+		CHECK_FOR_INTERRUPTS();
+		BackfillCallRolledBack(MeasureIn, &c);
+	}
+}
+
+/*
+ * Scale every task not measured from those measured: each figure as
+ * a + b * planner rows, least squares over the measured tasks; a proportion
+ * of the planner's rows when one was measured, when they share one
+ * estimate, or when the fit's constant would be negative.
+ */
+static void
+ScaleOthers(TaskCost *tasks, int n)
+{
+	for (int f = 0; f < COST_FIGURES; f++)
+	{
+		double		sr = 0,
+					sm = 0,
+					srr = 0,
+					srm = 0,
+					a = 0,
+					b;
+		int			k = 0;
+
+		for (int i = 0; i < n; i++)
+			if (tasks[i].measured)
+			{
+				sr += tasks[i].planner_rows;
+				sm += tasks[i].v[f];
+				srr += tasks[i].planner_rows * tasks[i].planner_rows;
+				srm += tasks[i].planner_rows * tasks[i].v[f];
+				k++;
+			}
+		b = sr > 0 ? sm / sr : 0;
+		if (k > 1 && k * srr - sr * sr > 0)
+		{
+			double		bf = (k * srm - sr * sm) / (k * srr - sr * sr);
+			double		af = (sm - bf * sr) / k;
+
+			if (af >= 0 && bf >= 0)
+			{
+				a = af;
+				b = bf;
+			}
+		}
+		for (int i = 0; i < n; i++)
+			if (!tasks[i].measured)
+				tasks[i].v[f] = sr > 0 ? a + b * tasks[i].planner_rows : sm / Max(k, 1);
+	}
+}
+
+/* The free bytes of the file system holding the target's tablespace, or -1. */
+static int64
+FreeBytes(BackfillRun *run)
+{
+	Oid			spc = OidIsValid(run->targetoid) ? get_rel_tablespace(run->targetoid) : InvalidOid;
+	char	   *path = OidIsValid(spc) && spc != DEFAULTTABLESPACE_OID ?
+		psprintf("pg_tblspc/%u", spc) : pstrdup(".");
+	struct statvfs st;
+
+	if (statvfs(path, &st) != 0)
+		return -1;
+	return (int64) st.f_bavail * (int64) st.f_frsize;
+}
+
+/* One row of the result: a task (NULL: the total) and its figures. */
+static void
+PutRow(ReturnSetInfo *rsinfo, TaskCost *t, const char *how, double *v)
+{
+	Datum		values[3 + COST_FIGURES];
+	bool		nulls[3 + COST_FIGURES] = {false};
+
+	values[0] = t ? Int32GetDatum(t->task.task) : (Datum) 0;
+	nulls[0] = t == NULL;
+	values[1] = t && t->task.partition ? CStringGetTextDatum(t->task.partition) : (Datum) 0;
+	nulls[1] = t == NULL || t->task.partition == NULL;
+	values[2] = CStringGetTextDatum(how);
+	for (int f = 0; f < COST_FIGURES; f++)
+		values[3 + f] = (f == COST_SECONDS || f == COST_LOCKED) ? Float8GetDatum(v[f])
+			: Int64GetDatum((int64) (v[f] + 0.5));
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* The rows of every task, then the total, into the result. */
+static void
+PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n)
+{
+	double		total[COST_FIGURES] = {0};
+	double	   *disk = palloc0(sizeof(double) * n);
+	int			measured = 0;
+	int			workers = Min(run->opts.max_workers, n);
+	int64		free;
+
+	for (int i = 0; i < n; i++)
+	{
+		PutRow(rsinfo, &tasks[i], tasks[i].measured ? "measured" :
+			   psprintf("scaled by the planner's %.0f rows", tasks[i].planner_rows), tasks[i].v);
+		for (int f = 0; f < COST_FIGURES; f++)
+			total[f] += tasks[i].v[f];
+		disk[i] = tasks[i].v[COST_DISK];
+		measured += tasks[i].measured;
+	}
+	/* the peak: the tasks that may run at once, the largest ones */
+	total[COST_DISK] = 0;
+	for (int w = 0; w < workers; w++)
+	{
+		int			top = 0;
+
+		for (int i = 1; i < n; i++)
+			if (disk[i] > disk[top])
+				top = i;
+		total[COST_DISK] += disk[top];
+		disk[top] = -1;
+	}
+	total[COST_SECONDS] = (total[COST_SECONDS] + n * run->opts.pause_ms / 1000.0) / Max(workers, 1);
+	PutRow(rsinfo, NULL, psprintf("total: %d task%s, %d measured", n, n == 1 ? "" : "s", measured), total);
+	free = FreeBytes(run);
+	if (free >= 0 && free < (int64) total[COST_DISK])
+		ereport(NOTICE,
+				(errmsg("run " INT64_FORMAT " needs about " INT64_FORMAT " bytes of disk at its peak; "
+						INT64_FORMAT " are free where its target lies", run->id, (int64) total[COST_DISK], free)));
+}
+
+PG_FUNCTION_INFO_V1(backfill_estimate);
+
+/* backfill_estimate(run_id bigint) RETURNS TABLE(task, partition, how, rows, ...) */
+Datum
+backfill_estimate(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	BackfillRun run;
+	TaskCost   *tasks;
+	char	   *change;
+	int			n;
+
+	BackfillCheckVersion();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("run_id must not be NULL")));
+	PreventCommandIfReadOnly("backfill_estimate()");
+	BackfillRequireCoordinator("backfill_estimate");
+	BackfillRefuseTransactionSnapshot("backfill_estimate");
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	BackfillRunLoad(BackfillExtensionSchema(fcinfo), PG_GETARG_INT64(0), &run, false);
+	(void) BackfillRunCheckRights(&run, "estimate", false);
+	if (run.state == BACKFILL_RUN_DONE || run.state == BACKFILL_RUN_CANCELLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("run " INT64_FORMAT " is %s: there is nothing left to estimate", run.id, run.status)));
+	change = BackfillRunPinnedChange(&run);
+	if (change)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s", change),
+				 errdetail("An estimate does tasks with the code the run was planned with.")));
+	tasks = TasksLeft(&run, &n);
+	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		tasks[i].planner_rows = Max(PlannerRows(&run, &tasks[i].task), 1);
+	}
+	if (n > 0)
+	{
+		MeasureSome(&run, tasks, n);
+		ScaleOthers(tasks, n);
+	}
+	PutRows(rsinfo, &run, tasks, n);
+	SPI_finish();
+	return (Datum) 0;
+}

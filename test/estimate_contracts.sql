@@ -1,0 +1,84 @@
+-- test/estimate_contracts.sql: what backfill_estimate promises, each stated so that it can fail.
+--
+-- It refuses (changing nothing) a NULL run (22004), an unknown run (22023), a finished or
+-- cancelled run (55000), a run on a table the caller does not own (42501), a run whose pinned
+-- code changed (55000).  An estimate leaves no trace: the table fingerprints as before, no
+-- staging table is left, backfill_runs, backfill_tasks and backfill_log are as they were.  It
+-- returns one row per task left and a total: a measured task's rows are the rows its source
+-- gives, the total sums the tasks, the first task is measured and a task is either measured or
+-- scaled by the planner's rows; the tasks of a run half done are those left.
+BEGIN;
+SET LOCAL client_min_messages = warning;
+SELECT plan(16);
+
+CREATE ROLE regress_est_other;
+CREATE TABLE est_src (id bigint, day date, amount numeric(12,2));
+INSERT INTO est_src SELECT g, date '2026-03-10' + g % 4, g % 97 FROM generate_series(1, 4000) g;
+INSERT INTO est_src SELECT g, date '2026-03-10', g % 97 FROM generate_series(4001, 8000) g;
+CREATE VIEW est_model AS SELECT id, day, amount * 2 AS amount FROM est_src;
+CREATE TABLE est (id bigint NOT NULL, day date NOT NULL, amount numeric(12,2)) PARTITION BY RANGE (day);
+SELECT format('CREATE TABLE %I PARTITION OF est FOR VALUES FROM (%L) TO (%L)', 'est_' || to_char(d, 'MMDD'), d::date, d::date + 1)
+FROM generate_series(date '2026-03-10', date '2026-03-13', interval '1 day') d \gexec
+CREATE INDEX ON est (id);
+INSERT INTO est SELECT * FROM est_src;
+ANALYZE est_src, est;
+
+CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
+	SELECT concat_ws(' | ',
+		(SELECT string_agg(format('%s=%s', c.relname, (backfill_fingerprint(c.oid)).hash), ',' ORDER BY c.relname)
+		 FROM pg_class c WHERE c.relname LIKE 'est%' AND c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace),
+		(SELECT count(*) FROM backfill_runs), (SELECT string_agg(id || status || coalesce(error, ''), ',' ORDER BY id) FROM backfill_runs),
+		(SELECT count(*) FROM backfill_tasks),
+		(SELECT string_agg(status || attempts || coalesce(rows_after::text, '-'), ',' ORDER BY run_id, task) FROM backfill_tasks),
+		(SELECT count(*) FROM backfill_log))
+$$;
+
+\ir lib/refuses.psql
+
+CREATE TEMP TABLE r AS SELECT backfill_plan('est', '2026-03-10', '2026-03-14',
+	'SELECT * FROM est_model WHERE day >= $1 AND day < $2') AS id;
+
+-- bad input
+SELECT pg_temp.refuses($$SELECT * FROM backfill_estimate(NULL)$$, '22004', '^run_id must not be NULL$', 'estimate: NULL');
+SELECT pg_temp.refuses($$SELECT * FROM backfill_estimate(987654)$$, '22023', '^run_id 987654 is not a run of backfill_runs$', 'estimate: no such run');
+GRANT USAGE ON SCHEMA public TO regress_est_other;
+GRANT SELECT ON est TO regress_est_other;	-- it sees the run, and may not act on it
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_estimate(%s)$$, (SELECT id FROM r)), '42501',
+	'^must be owner of table public\.est to estimate run [0-9]+$', 'estimate: a run of another role''s table', 'regress_est_other');
+
+-- an estimate leaves no trace
+CREATE TEMP TABLE state_before AS SELECT pg_temp.state() AS s;
+CREATE TEMP TABLE e AS SELECT * FROM backfill_estimate((SELECT id FROM r));
+SELECT is(pg_temp.state(), (SELECT s FROM state_before), 'an estimate changes no row of the table, the runs, the tasks or the log');
+SELECT is((SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill\_stage\_%'), 0::bigint, 'and leaves no staging table');
+
+-- what it returns
+SELECT is((SELECT count(*) FROM e WHERE task IS NOT NULL), 4::bigint, 'one row per task');
+SELECT is((SELECT count(*) FROM e WHERE task IS NULL AND how LIKE 'total: 4 tasks, % measured'), 1::bigint, 'and a total');
+SELECT is((SELECT how FROM e WHERE task = 1), 'measured', 'the first task is measured');
+SELECT is((SELECT rows FROM e WHERE task = 1), (SELECT count(*) FROM est_model WHERE day = '2026-03-10'),
+	'a measured task''s rows are the rows its source gives');
+SELECT ok((SELECT bool_and(how = 'measured' OR how ~ '^scaled by the planner''s [0-9]+ rows$') FROM e WHERE task IS NOT NULL),
+	'every other task is measured or scaled by the planner''s rows');
+SELECT is((SELECT rows FROM e WHERE task IS NULL), (SELECT sum(rows)::bigint FROM e WHERE task IS NOT NULL), 'the total sums the tasks');
+SELECT ok((SELECT bool_and(heap_bytes > 0 AND index_bytes > 0 AND wal_bytes > 0 AND seconds > 0 AND extra_disk_bytes > 0)
+		   FROM e WHERE how = 'measured'), 'a measured replacement built a heap and an index, wrote WAL, took time and disk');
+SELECT ok((SELECT locked_seconds FROM e WHERE task = 1) > 0, 'and its swap held its locks for a while');
+
+-- a run half done: what is left; a finished run: nothing
+UPDATE backfill_tasks_data SET status = 'done' WHERE run_id = (SELECT id FROM r) AND task <= 2;
+SELECT is((SELECT string_agg(task::text, ',' ORDER BY task) FROM backfill_estimate((SELECT id FROM r)) WHERE task IS NOT NULL),
+	'3,4', 'a run half done: the tasks left');
+UPDATE backfill_runs_data SET status = 'done' WHERE id = (SELECT id FROM r);
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_estimate(%s)$$, (SELECT id FROM r)), '55000',
+	'^run [0-9]+ is done: there is nothing left to estimate$', 'estimate: a finished run');
+
+-- pinned code changed: refused
+CREATE TEMP TABLE r2 AS SELECT backfill_plan('est', '2026-03-10', '2026-03-12',
+	'SELECT * FROM est_model WHERE day >= $1 AND day < $2') AS id;
+CREATE OR REPLACE VIEW est_model AS SELECT id, day, amount * 3 AS amount FROM est_src;
+SELECT pg_temp.refuses(format($$SELECT * FROM backfill_estimate(%s)$$, (SELECT id FROM r2)), '55000',
+	'est_model', 'estimate: the pinned code changed');
+
+SELECT * FROM finish();
+ROLLBACK;
