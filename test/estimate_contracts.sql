@@ -9,7 +9,7 @@
 -- scaled by the planner's rows; the tasks of a run half done are those left.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(16);
+SELECT plan(19);
 
 CREATE ROLE regress_est_other;
 CREATE TABLE est_src (id bigint, day date, amount numeric(12,2));
@@ -72,6 +72,15 @@ SELECT is((SELECT string_agg(task::text, ',' ORDER BY task) FROM backfill_estima
 UPDATE backfill_runs_data SET status = 'done' WHERE id = (SELECT id FROM r);
 SELECT pg_temp.refuses(format($$SELECT * FROM backfill_estimate(%s)$$, (SELECT id FROM r)), '55000',
 	'^run [0-9]+ is done: there is nothing left to estimate$', 'estimate: a finished run');
+
+-- max_disk_bytes: a plan whose replacements would need more disk at their peak is refused
+SELECT pg_temp.refuses($$SELECT backfill_plan('est', '2026-03-10', '2026-03-14', 'SELECT * FROM est_model WHERE day >= $1 AND day < $2', options => '{"max_disk_bytes": 8192}')$$,
+	'53100', '^the run would need about [0-9]+ bytes of disk at its peak, above options\.max_disk_bytes \(8192\)$', 'plan: a peak above max_disk_bytes');
+SELECT pg_temp.refuses($$SELECT backfill_plan('est', '2026-03-10', '2026-03-14', 'SELECT * FROM est_model WHERE day >= $1 AND day < $2', options => '{"max_disk_bytes": 0}')$$,
+	'22023', 'max_disk_bytes', 'plan: max_disk_bytes 0');
+SELECT ok((SELECT backfill_plan('est', '2026-03-10', '2026-03-14', 'SELECT * FROM est_model WHERE day >= $1 AND day < $2',
+	options => jsonb_build_object('max_disk_bytes', (SELECT pg_total_relation_size('est_0310'))::bigint))) IS NOT NULL,
+	'plan: a peak of exactly the largest partition fits max_disk_bytes set to its size');
 
 -- pinned code changed: refused
 CREATE TEMP TABLE r2 AS SELECT backfill_plan('est', '2026-03-10', '2026-03-12',

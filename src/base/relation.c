@@ -13,11 +13,14 @@
  */
 #include "postgres.h"
 
+#include <sys/statvfs.h>
+
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_operator.h"
+#include "catalog/pg_tablespace.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "lib/stringinfo.h"
@@ -480,4 +483,21 @@ BackfillRelationBytes(Oid relid, int64 *heap, int64 *toast, int64 *indexes)
 	*indexes = 0;
 	foreach(lc, list)
 		*indexes += ForkBytes(lfirst_oid(lc));
+}
+
+/*
+ * The free bytes of the file system holding relid's tablespace (the
+ * database's default when it has none), or -1 when it cannot be read.
+ */
+int64
+BackfillFreeBytes(Oid relid)
+{
+	Oid			spc = get_rel_tablespace(relid);
+	char	   *path = OidIsValid(spc) && spc != DEFAULTTABLESPACE_OID && spc != GLOBALTABLESPACE_OID ?
+		psprintf("pg_tblspc/%u", spc) : pstrdup(".");
+	struct statvfs st;
+
+	if (statvfs(path, &st) != 0)
+		return -1;
+	return (int64) st.f_bavail * (int64) st.f_frsize;
 }

@@ -40,6 +40,7 @@ extern char *BackfillEqualityOperator(Oid type);
 extern char *BackfillOwnerHint(Oid relid);
 extern bool BackfillMaySeeRows(Oid relid);
 extern void BackfillRelationBytes(Oid relid, int64 *heap, int64 *toast, int64 *indexes);
+extern int64 BackfillFreeBytes(Oid relid);
 extern char *BackfillStoredValue(const char *expr, Oid srctype, int32 srctypmod, Oid type, int32 typmod);
 
 #endif							/* BACKFILL_RELATION_H */

@@ -29,11 +29,8 @@
  */
 #include "postgres.h"
 
-#include <sys/statvfs.h>
-
 #include "access/xlog.h"
 #include "catalog/pg_partitioned_table.h"
-#include "catalog/pg_tablespace.h"
 #include "catalog/pg_type.h"
 #include "executor/instrument.h"
 #include "executor/spi.h"
@@ -282,20 +279,6 @@ ScaleOthers(TaskCost *tasks, int n)
 	}
 }
 
-/* The free bytes of the file system holding the target's tablespace, or -1. */
-static int64
-FreeBytes(BackfillRun *run)
-{
-	Oid			spc = OidIsValid(run->targetoid) ? get_rel_tablespace(run->targetoid) : InvalidOid;
-	char	   *path = OidIsValid(spc) && spc != DEFAULTTABLESPACE_OID ?
-		psprintf("pg_tblspc/%u", spc) : pstrdup(".");
-	struct statvfs st;
-
-	if (statvfs(path, &st) != 0)
-		return -1;
-	return (int64) st.f_bavail * (int64) st.f_frsize;
-}
-
 /* One row of the result: a task (NULL: the total) and its figures. */
 static void
 PutRow(ReturnSetInfo *rsinfo, TaskCost *t, const char *how, double *v)
@@ -347,7 +330,7 @@ PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n)
 	}
 	total[COST_SECONDS] = (total[COST_SECONDS] + n * run->opts.pause_ms / 1000.0) / Max(workers, 1);
 	PutRow(rsinfo, NULL, psprintf("total: %d task%s, %d measured", n, n == 1 ? "" : "s", measured), total);
-	free = FreeBytes(run);
+	free = OidIsValid(run->targetoid) ? BackfillFreeBytes(run->targetoid) : -1;
 	if (free >= 0 && free < (int64) total[COST_DISK])
 		ereport(NOTICE,
 				(errmsg("run " INT64_FORMAT " needs about " INT64_FORMAT " bytes of disk at its peak; "

@@ -788,6 +788,66 @@ WriteRun(Oid extschema, PlanRequest *pr, List *tasks, const char *pinned, const 
 	return runid;
 }
 
+/*
+ * The disk the run's replacements need at their peak: a new copy of each
+ * partition beside the old one until its task commits (a copy about as big
+ * as what it replaces), the max_workers largest at once.  Refused above
+ * options.max_disk_bytes (53100); a NOTICE when the file system of the
+ * target's tablespace has less free.  A merge writes in place: no copy.
+ */
+static void
+CheckDiskPeak(PlanRequest *pr, List *tasks)
+{
+	int			workers = pr->opts.max_workers;
+	int64	   *top = palloc0(sizeof(int64) * workers);
+	int64		peak = 0;
+	int64		free;
+	ListCell   *lc;
+
+	if (!pr->partitioned || pr->strategy == BACKFILL_STRATEGY_MERGE)
+		return;
+	foreach(lc, tasks)
+	{
+		PlannedTask *t = (PlannedTask *) lfirst(lc);
+		Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(t->partition)),
+											 NoLock, true);
+		int64		heap,
+					toast,
+					indexes,
+					bytes;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!OidIsValid(relid))
+			continue;
+		BackfillRelationBytes(relid, &heap, &toast, &indexes);
+		bytes = heap + toast + indexes;
+		/* keep the largest: top[] is sorted, largest first */
+		for (int i = 0; i < workers; i++)
+			if (bytes > top[i])
+			{
+				int64		tmp = top[i];
+
+				top[i] = bytes;
+				bytes = tmp;
+			}
+	}
+	for (int i = 0; i < workers; i++)
+		peak += top[i];
+	if (pr->opts.max_disk_bytes > 0 && peak > pr->opts.max_disk_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_DISK_FULL),
+				 errmsg("the run would need about " INT64_FORMAT " bytes of disk at its peak, above options.max_disk_bytes (" INT64_FORMAT ")",
+						peak, pr->opts.max_disk_bytes),
+				 errdetail("A replacement builds a new copy of its partition beside the old one until it commits; the %d largest partitions of the range (max_workers %d) hold " INT64_FORMAT " bytes.",
+						   workers, workers, peak),
+				 errhint("Raise options.max_disk_bytes, lower options.max_workers, or make room; backfill_estimate measures it.")));
+	free = BackfillFreeBytes(pr->relid);
+	if (free >= 0 && free < peak)
+		ereport(NOTICE,
+				(errmsg("the run would need about " INT64_FORMAT " bytes of disk at its peak; " INT64_FORMAT " are free where its target lies",
+						peak, free)));
+}
+
 PG_FUNCTION_INFO_V1(backfill_plan);
 
 /*
@@ -825,6 +885,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
 					   (!pr.partitioned || pr.strategy == BACKFILL_STRATEGY_MERGE) ? pr.keyname : NULL);
 	BackfillThrottleCheck(&pr.opts.throttle, GetUserId(), pr.opts.search_path, extschema);
+	CheckDiskPeak(&pr, tasks);
 	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();
 	dependents = Dependents(pr.relid);

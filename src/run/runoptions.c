@@ -109,6 +109,7 @@ static const RunOption run_options[] = {
 	{"throttle_interval_ms", OPTION_INT, OPT(throttle.throttle_interval_ms), 10, 60000,
 		.def = BACKFILL_THROTTLE_INTERVAL_MS},
 	{"unwatched", OPTION_PARTITIONS, OPT(unwatched), .max = 100000, .unset_null = true},
+	{"max_disk_bytes", OPTION_INT64, OPT(max_disk_bytes), 1, INT64CONST(1) << 60, .unset_null = true},
 };
 
 /* a mode is kept in its enum's field through an int */

@@ -29,6 +29,7 @@ typedef struct BackfillRunOptions
 	int			max_workers;
 	int			pause_ms;
 	int			notice_every;	/* a progress NOTICE every so many tasks of a call */
+	int64		max_disk_bytes; /* refuse a plan whose peak disk is above it; 0: none */
 	int			max_attempts;
 	BackfillOnError on_error;
 	bool		refresh_dependents;
