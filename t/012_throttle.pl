@@ -24,6 +24,8 @@
 #   ends at its next look when another session pauses the run.
 # - a pg_receivewal streaming WAL is no standby: not waited for unless named in replicas, and
 #   then the pause says it replays nothing.
+# - backfill_estimate reads the standby's pace while it measures a task, and says the lag the
+#   run would leave it; a paused standby replayed nothing, and it says so.
 # - cost_limit: the fill sleeps as the I/O budget says, and the run still writes the model;
 #   its tasks run without parallel workers (their pages would be counted only when they end).
 use strict;
@@ -361,5 +363,26 @@ is($seen{budget}, '0/0', 'under a budget its index builds and its source have no
 is($seen{'budget, gather 3'}, '0/3', 'unless the run sets max_parallel_workers_per_gather');
 $primary->safe_psql('postgres',
 	'ALTER SYSTEM RESET max_parallel_maintenance_workers; ALTER SYSTEM RESET max_parallel_workers_per_gather; SELECT pg_reload_conf()');
+
+# --- backfill_estimate and the standby ----------------------------------------------------------
+# What the standby replayed while the estimate measured its task is its pace: a row says it,
+# with the lag the run would leave it without a cap; a standby whose replay is paused replayed
+# nothing, and the row says its lag cannot be told.
+make_table('est');
+my $est_run = plan_run('est', '{"max_replica_lag_ms": 1000}');
+$primary->wait_for_catchup($standby);
+like($primary->safe_psql('postgres', "SELECT how FROM backfill_estimate($est_run) WHERE how LIKE 'standby%'"),
+	qr/^standby "standby": replayed (at least )?[0-9.]+ MB\/s while the estimate ran; without a cap the run would leave it about [0-9.]+ .* behind at its end; with max_replica_lag_ms the run takes about /,
+	'backfill_estimate: the standby\'s pace while it measured, the lag without a cap, the time with it');
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
+$standby->poll_query_until('postgres', q{SELECT pg_get_wal_replay_pause_state() = 'paused'}) or die 'replay did not pause';
+# the primary has heard of everything the standby replayed before its pause
+my $replayed = $standby->safe_psql('postgres', 'SELECT pg_last_wal_replay_lsn()');
+$primary->poll_query_until('postgres', "SELECT replay_lsn >= '$replayed' FROM pg_stat_replication WHERE application_name = 'standby'")
+  or die 'the standby never reported its replay';
+like($primary->safe_psql('postgres', "SELECT how FROM backfill_estimate($est_run) WHERE how LIKE 'standby%'"),
+	qr/^standby "standby": replayed nothing while the estimate ran/,
+	'a standby whose replay is paused replayed nothing: its lag cannot be told');
+$standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 
 done_testing();

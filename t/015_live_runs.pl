@@ -81,6 +81,9 @@ my $run2 = $node->safe_psql('postgres',
 $node->safe_psql('postgres', "CALL backfill_run($run2, 1)");
 is(progress($run2, "status || ' ' || coalesce(workers::text, 'none') || ' ' || orphaned"), 'running none false',
 	'after max_tasks the run is running, nobody works it, and it is not orphaned');
+is(progress($run2, "wal_left_bytes = 2 * (SELECT wal_bytes FROM backfill_tasks WHERE run_id = $run2 AND status = 'done')"
+		  . " AND (SELECT wal_bytes FROM backfill_tasks WHERE run_id = $run2 AND status = 'done') > 0"),
+	't', 'the WAL left: two tasks pending at the rate of the one done');
 
 # notice_every: six tasks, a NOTICE for the first, the third and the sixth (the last)
 $node->safe_psql('postgres', 'CREATE TABLE fct6 (LIKE fct) PARTITION BY RANGE (day)');

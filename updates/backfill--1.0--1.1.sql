@@ -34,11 +34,11 @@ CREATE FUNCTION @extschema@.backfill_run_progress()
 				  error pg_catalog.text, cron_status pg_catalog.text, cron_message pg_catalog.text,
 				  throttled pg_catalog.interval, throttle_reason pg_catalog.text, tasks_skipped bigint,
 				  untouched_checks pg_catalog.jsonb, workers pg_catalog.int4[], heartbeat pg_catalog.timestamptz,
-				  orphaned pg_catalog.bool, activity pg_catalog.text)
+				  orphaned pg_catalog.bool, activity pg_catalog.text, wal_left_bytes bigint)
 	AS 'MODULE_PATHNAME', 'backfill_run_progress'
 	LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_run_progress() IS
-	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, the partitions outside the range by how they are checked and what was found, the sessions working it, its last heartbeat, whether its worker is gone, and what the worker does';
+	'The progress of every run: tasks by status, rows written, time elapsed and left, views refreshed, the last run of its pg_cron job, the time spent throttled and why, the partitions outside the range by how they are checked and what was found, the sessions working it, its last heartbeat, whether its worker is gone, what the worker does, and the WAL its pending tasks will write at the rate of those done';
 
 CREATE VIEW @extschema@.backfill_progress AS
 	SELECT * FROM @extschema@.backfill_run_progress();

@@ -20,6 +20,11 @@
  * planner's rows), fitted over the measured tasks (a proportion when one
  * task was measured, or when the fit would give a negative constant).
  *
+ * Each physical standby's replayed position is read before and after the
+ * measured tasks: what it replayed meanwhile is its pace, from which a row
+ * each says the lag the run would leave it without a cap, and the run's
+ * time with max_replica_lag_ms.
+ *
  * Nothing stays: the measured tasks' writes, staging tables and records go
  * with the subtransaction.  Their WAL was written, and their swaps held the
  * partitions' locks for as long as they took: an estimate costs what its
@@ -36,9 +41,11 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_lsn.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -46,6 +53,7 @@
 #include "base/extension.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
+#include "base/throttle.h"
 #include "run/runstate.h"
 #include "run/task.h"
 #include "run/window.h"
@@ -279,6 +287,100 @@ ScaleOthers(TaskCost *tasks, int n)
 	}
 }
 
+/* A physical standby's replayed position at a moment. */
+typedef struct StandbyAt
+{
+	char	   *name;
+	XLogRecPtr	replayed;
+} StandbyAt;
+
+/*
+ * The physical standbys and what each has replayed, read as the throttle
+ * reads them (as the extension's owner; none when it may not read them).
+ */
+static List *
+Standbys(BackfillRun *run)
+{
+	List	   *out = NIL;
+
+	pgstat_clear_snapshot();
+	if (BackfillStateExec(run->extschema,
+						  "SELECT s.application_name, s.replay_lsn FROM pg_catalog.pg_stat_replication s"
+						  " WHERE s.replay_lsn IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots l"
+						  "   WHERE l.active_pid OPERATOR(pg_catalog.=) s.pid"
+						  "   AND l.slot_type OPERATOR(pg_catalog.=) 'logical')",
+						  0, NULL, NULL, NULL, 0) != SPI_OK_SELECT)
+		return NIL;
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		StandbyAt  *sb = palloc(sizeof(StandbyAt));
+		bool		isnull;
+
+		sb->name = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		sb->replayed = DatumGetLSN(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		out = lappend(out, sb);
+	}
+	return out;
+}
+
+/*
+ * What each standby will see, from what it replayed while the estimate ran
+ * (seconds apart): its replay rate, the lag the run would leave it at its
+ * end without a cap, and the run's time with max_replica_lag_ms.  A standby
+ * that had caught up by the end replayed all it was sent: its rate is a
+ * floor.  One row each after the total: wal_bytes the run's, seconds the
+ * run's time at the standby's pace.
+ */
+static void
+PutStandbyRows(ReturnSetInfo *rsinfo, BackfillRun *run, List *before, List *after, double seconds,
+			   double wal, double run_seconds)
+{
+	XLogRecPtr	flushed = GetFlushRecPtr(NULL);
+	ListCell   *la;
+
+	foreach(la, after)
+	{
+		StandbyAt  *a = (StandbyAt *) lfirst(la);
+		StandbyAt  *b = NULL;
+		ListCell   *lb;
+		Datum		values[3 + COST_FIGURES] = {0};
+		bool		nulls[3 + COST_FIGURES];
+		double		rate;
+		char	   *how;
+
+		foreach(lb, before)
+			if (strcmp(((StandbyAt *) lfirst(lb))->name, a->name) == 0)
+				b = (StandbyAt *) lfirst(lb);
+		if (b == NULL || seconds <= 0)
+			continue;
+		for (int i = 0; i < 3 + COST_FIGURES; i++)
+			nulls[i] = true;
+		rate = (double) (a->replayed - b->replayed) / seconds;
+		if (rate <= 0)
+			how = psprintf("standby \"%s\": replayed nothing while the estimate ran (paused, or sent nothing): its lag cannot be told",
+						   a->name);
+		else
+		{
+			double		behind = Max(wal / rate - run_seconds, 0);
+			double		paced = Max(run_seconds, wal / rate);
+
+			how = psprintf("standby \"%s\": replayed %s%.1f MB/s while the estimate ran; without a cap the run"
+						   " would leave it about %s behind at its end%s%s",
+						   a->name, a->replayed >= flushed ? "at least " : "", rate / 1048576.0,
+						   BackfillDuration(behind),
+						   run->opts.throttle.max_replica_lag_ms > 0 ? "; with max_replica_lag_ms the run takes about " : "",
+						   run->opts.throttle.max_replica_lag_ms > 0 ? BackfillDuration(paced) : "");
+			values[3 + COST_WAL] = Int64GetDatum((int64) wal);
+			nulls[3 + COST_WAL] = false;
+			values[3 + COST_SECONDS] = Float8GetDatum(paced);
+			nulls[3 + COST_SECONDS] = false;
+		}
+		values[2] = CStringGetTextDatum(how);
+		nulls[2] = false;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
 /* One row of the result: a task (NULL: the total) and its figures. */
 static void
 PutRow(ReturnSetInfo *rsinfo, TaskCost *t, const char *how, double *v)
@@ -299,7 +401,7 @@ PutRow(ReturnSetInfo *rsinfo, TaskCost *t, const char *how, double *v)
 
 /* The rows of every task, then the total, into the result. */
 static void
-PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n)
+PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n, double *totals)
 {
 	double		total[COST_FIGURES] = {0};
 	double	   *disk = palloc0(sizeof(double) * n);
@@ -330,6 +432,7 @@ PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n)
 	}
 	total[COST_SECONDS] = (total[COST_SECONDS] + n * run->opts.pause_ms / 1000.0) / Max(workers, 1);
 	PutRow(rsinfo, NULL, psprintf("total: %d task%s, %d measured", n, n == 1 ? "" : "s", measured), total);
+	memcpy(totals, total, sizeof(total));
 	free = OidIsValid(run->targetoid) ? BackfillFreeBytes(run->targetoid) : -1;
 	if (free >= 0 && free < (int64) total[COST_DISK])
 		ereport(NOTICE,
@@ -348,6 +451,10 @@ backfill_estimate(PG_FUNCTION_ARGS)
 	TaskCost   *tasks;
 	char	   *change;
 	int			n;
+	List	   *before;
+	TimestampTz started;
+	double		elapsed;
+	double		totals[COST_FIGURES];
 
 	BackfillCheckVersion();
 	if (PG_ARGISNULL(0))
@@ -378,12 +485,16 @@ backfill_estimate(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		tasks[i].planner_rows = Max(PlannerRows(&run, &tasks[i].task), 1);
 	}
+	before = Standbys(&run);
+	started = GetCurrentTimestamp();
 	if (n > 0)
 	{
 		MeasureSome(&run, tasks, n);
 		ScaleOthers(tasks, n);
 	}
-	PutRows(rsinfo, &run, tasks, n);
+	elapsed = (double) (GetCurrentTimestamp() - started) / 1000000.0;
+	PutRows(rsinfo, &run, tasks, n, totals);
+	PutStandbyRows(rsinfo, &run, before, Standbys(&run), elapsed, totals[COST_WAL], totals[COST_SECONDS]);
 	SPI_finish();
 	return (Datum) 0;
 }

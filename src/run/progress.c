@@ -31,7 +31,7 @@
 #include "run/worker.h"
 
 /* backfill_run_progress's output columns */
-#define PROGRESS_COLUMNS 25
+#define PROGRESS_COLUMNS 26
 
 /*
  * The last run pg_cron recorded of a run's job, as two columns of the
@@ -76,10 +76,9 @@ VisibleRuns(Oid extschema)
 }
 
 /*
- * The task counts of those runs, as the state tables' owner: six parallel
- * arrays (run_id, total, done, failed, pending, skipped, rows written) as
- * the SQL text of a FROM item "t(run_id, total, ...)" the caller's query
- * joins.  The arrays are passed back as parameters $1..$7.
+ * The task counts of those runs, as the state tables' owner: eight parallel
+ * arrays (run_id, total, done, failed, pending, skipped, rows written, WAL
+ * written), which the caller's query joins as parameters $1..$8.
  */
 static void
 TaskCounts(Oid extschema, Datum ids, Datum *arrays)
@@ -90,18 +89,19 @@ TaskCounts(Oid extschema, Datum ids, Datum *arrays)
 						  psprintf("SELECT pg_catalog.array_agg(run_id), pg_catalog.array_agg(total),"
 								   " pg_catalog.array_agg(done), pg_catalog.array_agg(failed),"
 								   " pg_catalog.array_agg(pending), pg_catalog.array_agg(skipped),"
-								   " pg_catalog.array_agg(written)"
+								   " pg_catalog.array_agg(written), pg_catalog.array_agg(wal)"
 								   " FROM (SELECT run_id, count(*) AS total,"
 								   "  count(*) FILTER (WHERE status = 'done') AS done,"
 								   "  count(*) FILTER (WHERE status = 'failed') AS failed,"
 								   "  count(*) FILTER (WHERE status = 'pending') AS pending,"
 								   "  count(*) FILTER (WHERE status = 'skipped') AS skipped,"
-								   "  coalesce(sum(rows_after) FILTER (WHERE status = 'done'), 0)::pg_catalog.int8 AS written"
+								   "  coalesce(sum(rows_after) FILTER (WHERE status = 'done'), 0)::pg_catalog.int8 AS written,"
+								   "  coalesce(sum(wal_bytes) FILTER (WHERE status = 'done'), 0)::pg_catalog.int8 AS wal"
 								   "  FROM %s WHERE run_id OPERATOR(pg_catalog.=) ANY ($1) GROUP BY run_id) c",
 								   BackfillExtName(extschema, "backfill_tasks_data")),
 						  1, &type, &ids, NULL, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count the tasks of backfill_tasks_data");
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 	{
 		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
@@ -110,7 +110,7 @@ TaskCounts(Oid extschema, Datum ids, Datum *arrays)
 	}
 }
 
-/* The progress query, as the caller, over the runs' view and the task counts ($1..$7). */
+/* The progress query, as the caller, over the runs' view and the task counts ($1..$8). */
 static char *
 ProgressQuery(Oid extschema)
 {
@@ -122,8 +122,8 @@ ProgressQuery(Oid extschema)
 		"   AND l.objsubid OPERATOR(pg_catalog.=) %d"
 		"   AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
 		"   GROUP BY l.classid, l.objid),"
-		" t AS (SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7)"
-		"   AS t(run_id, total, done, failed, pending, skipped, written))"
+		" t AS (SELECT * FROM unnest($1, $2, $3, $4, $5, $6, $7, $8)"
+		"   AS t(run_id, total, done, failed, pending, skipped, written, wal))"
 		" SELECT r.id, r.target, r.strategy, r.status, coalesce(t.total, 0), coalesce(t.done, 0),"
 		" coalesce(t.failed, 0), coalesce(t.pending, 0),"
 		" CASE WHEN %s.backfill_may_see_rows(r.target_oid) THEN coalesce(t.written, 0) END,"
@@ -147,7 +147,8 @@ ProgressQuery(Oid extschema)
 		"   GROUP BY f.checked) c),"
 		" w.pids, r.heartbeat,"
 		" r.status = 'running' AND r.worker_pid IS NOT NULL AND w.pids IS NULL,"
-		" (SELECT a.query FROM pg_catalog.pg_stat_activity a WHERE a.pid = w.pids[1])"
+		" (SELECT a.query FROM pg_catalog.pg_stat_activity a WHERE a.pid = w.pids[1]),"
+		" CASE WHEN t.done > 0 THEN (t.wal / t.done * t.pending)::pg_catalog.int8 END"
 		" FROM %s r LEFT JOIN t ON t.run_id = r.id"
 		" LEFT JOIN w ON w.classid = (r.id %% 4294967296)::pg_catalog.oid"
 		"   AND w.objid = (r.id / 4294967296)::pg_catalog.oid"
@@ -168,8 +169,8 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Oid			extschema = BackfillExtensionSchema(fcinfo);
-	Oid			types[7];
-	Datum		arrays[7];
+	Oid			types[8];
+	Datum		arrays[8];
 	Datum		ids;
 	int			rc;
 	int			nest;
@@ -187,9 +188,9 @@ backfill_run_progress(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 	TaskCounts(extschema, ids, arrays);
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		types[i] = INT8ARRAYOID;
-	rc = SPI_execute_with_args(ProgressQuery(extschema), 7, types, arrays, NULL, true, 0);
+	rc = SPI_execute_with_args(ProgressQuery(extschema), 8, types, arrays, NULL, true, 0);
 	BackfillUnpinSearchPath(nest);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read backfill_runs");
