@@ -239,3 +239,27 @@ BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 		elog(ERROR, "SPI_execute_with_args failed (%s) for: %s", SPI_result_code_string(rc), sql);
 	return rc;
 }
+
+/*
+ * A run's status as last committed ("running", "paused", ...), or NULL when
+ * the run is gone: in an SPI connection of its own, so that a caller looking
+ * every throttle_interval_ms keeps nothing of it but the string.
+ */
+char *
+BackfillRunStatusText(Oid extschema, int64 runid)
+{
+	MemoryContext outer = CurrentMemoryContext;
+	Datum		id = Int64GetDatum(runid);
+	Oid			type = INT8OID;
+	char	   *status = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (BackfillStateExec(extschema,
+						  psprintf("SELECT status FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+								   BackfillExtName(extschema, "backfill_runs_data")),
+						  1, &type, &id, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	SPI_finish();
+	return status;
+}

@@ -19,6 +19,7 @@ extern Oid	BackfillInstalledSchema(void);
 extern char *BackfillExtName(Oid extschema, const char *name);
 extern bool BackfillIsStateTable(Oid relid);
 extern bool BackfillWritingState(void);
+extern char *BackfillRunStatusText(Oid extschema, int64 runid);
 extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 							  Datum *values, const char *nulls, long tcount);
 

@@ -794,3 +794,14 @@ BackfillCallRolledBack(void (*fn) (void *arg), void *arg)
 	}
 	PG_END_TRY();
 }
+
+/*
+ * This transaction's COMMIT is not waited for on disk (synchronous_commit
+ * off, for this transaction only): for bookkeeping a crash may lose.
+ */
+void
+BackfillCommitUnawaited(void)
+{
+	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}

@@ -50,6 +50,7 @@ extern List *BackfillKeyArg(FunctionCallInfo fcinfo, int argno);
 extern int	BackfillFindColumn(TupleDesc desc, const char *name);
 extern ErrorData *BackfillAbortSubtransaction(MemoryContext cxt, ResourceOwner owner);
 extern void BackfillCallRolledBack(void (*fn) (void *arg), void *arg);
+extern void BackfillCommitUnawaited(void);
 extern const char *BackfillArgText(FunctionCallInfo fcinfo, int argno,
 								   const char *argname);
 extern char ***BackfillJsonbRows(const char *json, int nfields, const char *const *fields, uint64 *n);

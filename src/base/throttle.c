@@ -251,10 +251,7 @@ ReplicaLagReason(BackfillThrottleState *t)
 						  "SELECT s.application_name, s.state, s.replay_lsn,"
 						  " COALESCE(pg_catalog.date_part('epoch', s.replay_lag)"
 						  "   OPERATOR(pg_catalog.*) 1000::pg_catalog.float8, 0::pg_catalog.float8)"
-						  " FROM pg_catalog.pg_stat_replication s"
-						  " WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots l"
-						  "   WHERE l.active_pid OPERATOR(pg_catalog.=) s.pid"
-						  "   AND l.slot_type OPERATOR(pg_catalog.=) 'logical')",
+						  BACKFILL_PHYSICAL_WALSENDERS,
 						  0, NULL, NULL, NULL, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read pg_stat_replication");
 	n = SPI_processed;
@@ -484,26 +481,6 @@ EndWait(BackfillThrottleState *t, const char *how)
 								BackfillDuration(ms / 1000.0))));
 }
 
-/* The run's status as last committed ("running", "paused", ...). */
-static char *
-RunStatus(BackfillThrottleState *t)
-{
-	MemoryContext outer = CurrentMemoryContext;
-	Datum		id = Int64GetDatum(t->runid);
-	Oid			type = INT8OID;
-	char	   *status = "gone";
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (BackfillStateExec(t->extschema,
-						  psprintf("SELECT status FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-								   BackfillExtName(t->extschema, "backfill_runs_data")),
-						  1, &type, &id, NULL, 1) == SPI_OK_SELECT && SPI_processed == 1)
-		status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	return status;
-}
-
 /*
  * The fill's point of yield: the I/O budget, then the conditions when they
  * are due.  Raises 57000 (operator intervention) when the run must pause.
@@ -665,10 +642,10 @@ BackfillThrottleWait(BackfillThrottleState *t)
 
 		if (v != BACKFILL_THROTTLE_WAIT)
 			return v == BACKFILL_THROTTLE_GO;
-		status = RunStatus(t);
-		if (strcmp(status, "running") != 0)
+		status = BackfillRunStatusText(t->extschema, t->runid);
+		if (status == NULL || strcmp(status, "running") != 0)
 		{
-			BackfillThrottleStoppedElsewhere(t, status);
+			BackfillThrottleStoppedElsewhere(t, status ? status : "removed");
 			return false;
 		}
 		BackfillThrottleSleep(t);

@@ -30,6 +30,16 @@ typedef struct BackfillThrottle
 #define BACKFILL_THROTTLE_TIMEOUT_MS	(30 * 60 * 1000)
 #define BACKFILL_THROTTLE_INTERVAL_MS	250
 
+/*
+ * FROM and WHERE of a query over the physical standbys' walsenders (s) in
+ * pg_stat_replication: a logical walsender streams from a logical slot.
+ */
+#define BACKFILL_PHYSICAL_WALSENDERS \
+	" FROM pg_catalog.pg_stat_replication s" \
+	" WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots l" \
+	"   WHERE l.active_pid OPERATOR(pg_catalog.=) s.pid" \
+	"   AND l.slot_type OPERATOR(pg_catalog.=) 'logical')"
+
 /* A call's throttle, armed with its run's options (NULL: none, every function a no-op). */
 typedef struct BackfillThrottleState BackfillThrottleState;
 

@@ -305,10 +305,8 @@ Standbys(BackfillRun *run)
 
 	pgstat_clear_snapshot();
 	if (BackfillStateExec(run->extschema,
-						  "SELECT s.application_name, s.replay_lsn FROM pg_catalog.pg_stat_replication s"
-						  " WHERE s.replay_lsn IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots l"
-						  "   WHERE l.active_pid OPERATOR(pg_catalog.=) s.pid"
-						  "   AND l.slot_type OPERATOR(pg_catalog.=) 'logical')",
+						  "SELECT s.application_name, s.replay_lsn" BACKFILL_PHYSICAL_WALSENDERS
+						  " AND s.replay_lsn IS NOT NULL",
 						  0, NULL, NULL, NULL, 0) != SPI_OK_SELECT)
 		return NIL;
 	for (uint64 i = 0; i < SPI_processed; i++)

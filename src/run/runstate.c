@@ -296,20 +296,12 @@ BackfillRunSetState(BackfillRun *run, BackfillRunStatus state, const char *error
 void
 BackfillRunReadStatus(BackfillRun *run)
 {
-	MemoryContext outer = CurrentMemoryContext;
-	Oid			types[1] = {INT8OID};
-	Datum		values[1] = {Int64GetDatum(run->id)};
+	char	   *status = BackfillRunStatusText(run->extschema, run->id);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (BackfillStateExec(run->extschema,
-						  psprintf("SELECT status FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
-								   BackfillExtName(run->extschema, "backfill_runs_data")),
-						  1, types, values, NULL, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (status == NULL)
 		elog(ERROR, "run " INT64_FORMAT " is gone", run->id);
-	run->status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
-	SPI_finish();
-	run->state = BackfillRunStatusFromName(run->status);
+	run->status = status;
+	run->state = BackfillRunStatusFromName(status);
 }
 
 /*

@@ -768,8 +768,7 @@ BackfillTaskCommit(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *ou
 	locked_ms = swapped ? BackfillMsSince(ctx->locked_at) : 0;
 	if (!out->ok)
 		return;
-	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_LOCAL, true, 0, false);
+	BackfillCommitUnawaited();
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET commit_ms = $3, locked_ms = $4"
 									  " WHERE run_id OPERATOR(pg_catalog.=) $1 AND task OPERATOR(pg_catalog.=) $2",

@@ -27,10 +27,10 @@
 #include "pgstat.h"
 #include "storage/lock.h"
 #include "utils/backend_status.h"
-#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "base/extension.h"
+#include "base/spi_util.h"
 #include "run/worker.h"
 
 /* the heartbeat written last by this session (rate-limited while waiting) */
@@ -51,8 +51,7 @@ WriteWorker(BackfillRun *run)
 	Datum		values[2] = {Int64GetDatum(run->id), Int32GetDatum(MyProcPid)};
 
 	/* a sign of life lost in a crash is no loss: its commit is not waited for on disk */
-	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_LOCAL, true, 0, false);
+	BackfillCommitUnawaited();
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("UPDATE %s SET worker_pid = $2, heartbeat = pg_catalog.clock_timestamp()"
 									  " WHERE id OPERATOR(pg_catalog.=) $1",
@@ -116,8 +115,7 @@ BackfillWorkerEnd(BackfillRun *run)
 	const char *runs = BackfillExtName(run->extschema, "backfill_runs_data");
 
 	BackfillWorkerLeave(run->id);
-	(void) set_config_option("synchronous_commit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_LOCAL, true, 0, false);
+	BackfillCommitUnawaited();
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT 1 FROM %s WHERE id OPERATOR(pg_catalog.=) $1 FOR UPDATE", runs),
 							 1, types, values, NULL, 0);
