@@ -37,6 +37,7 @@ OBJS = \
 	src/base/relation.o \
 	src/base/untouched.o \
 	src/base/throttle.o \
+	src/base/remote.o \
 	src/hash/siphash.o \
 	src/hash/valuehash.o \
 	src/hash/citus_fingerprint.o \
@@ -51,6 +52,7 @@ OBJS = \
 	src/validate/validate.o \
 	src/record/log.o \
 	src/write/context.o \
+	src/write/remotesource.o \
 	src/write/citus_swap.o \
 	src/write/part.o \
 	src/write/lockproto.o \
@@ -83,7 +85,9 @@ OBJS = \
 	src/run/progress.o \
 	src/run/run.o
 
-PG_CPPFLAGS = -I$(srcdir)/src -DBACKFILL_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS = -I$(srcdir)/src -I$(libpq_srcdir) -DBACKFILL_VERSION='"$(EXTVERSION)"'
+# libpq: a run's source read on a standby (src/base/remote.c)
+SHLIB_LINK_INTERNAL = $(libpq)
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 
 # pg_regress: readable examples of the SQL API (sql/ -> expected/)

@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(203);
+SELECT plan(209);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -66,6 +66,13 @@ CREATE TABLE rc_owned (day date NOT NULL, revenue numeric) PARTITION BY RANGE (d
 CREATE TABLE rc_owned_10 PARTITION OF rc_owned FOR VALUES FROM ('2026-03-10') TO ('2026-03-11');
 ALTER TABLE rc_owned OWNER TO regress_rc_owner;
 ALTER TABLE rc_owned_10 OWNER TO regress_rc_owner;
+-- foreign servers for options.source_server: none of them a standby of this server
+CREATE EXTENSION postgres_fdw;
+CREATE SERVER rc_nowhere FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '/nonexistent-backfill-socket-dir', dbname 'postgres');
+CREATE USER MAPPING FOR CURRENT_USER SERVER rc_nowhere;
+CREATE SERVER rc_unmapped FOREIGN DATA WRAPPER postgres_fdw OPTIONS (dbname 'postgres');
+CREATE FOREIGN DATA WRAPPER rc_fdw;
+CREATE SERVER rc_plain FOREIGN DATA WRAPPER rc_fdw;
 CREATE SEQUENCE rc_seq;
 CREATE FOREIGN DATA WRAPPER regress_rc_fdw;
 CREATE SERVER regress_rc_server FOREIGN DATA WRAPPER regress_rc_fdw;
@@ -178,6 +185,12 @@ SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', 
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_limit": 0}')$$, '22023', '^options.cost_limit must be an integer between 1 and 10000, not 0$', 'options: cost_limit 0');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_delay_ms": 5000}')$$, '22023', '^options.cost_delay_ms must be an integer between 1 and 1000, not 5000$', 'options: cost_delay_ms too long');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_timeout_ms": 10}')$$, '22023', '^options.throttle_timeout_ms must be an integer between 1000 and 604800000, not 10$', 'options: throttle_timeout_ms too short');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"source_server": 5}')$$, '22023', '^options.source_server must be a string, not 5$', 'options: source_server a number');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"source_server": "rc_none"}')$$, '42704', '^options.source_server: foreign server "rc_none" does not exist$', 'options: source_server unknown');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"source_server": "rc_plain"}')$$, '42809', '^options.source_server: foreign server "rc_plain" is of the foreign-data wrapper "rc_fdw", not postgres_fdw$', 'options: source_server of another wrapper');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"source_server": "rc_unmapped"}')$$, '42704', '^user mapping not found for', 'options: source_server without a user mapping');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"source_server": "rc_nowhere"}')$$, '08001', '^options.source_server: could not connect to server "rc_nowhere"$', 'options: source_server unreachable');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_owned', '2026-03-10', '2026-03-11', source => 'SELECT day, revenue FROM rc_model WHERE day >= $1 AND day < $2', options => '{"source_server": "rc_nowhere"}')$$, '42501', '^options.source_server: permission denied for foreign server rc_nowhere$', 'options: source_server without USAGE', 'regress_rc_owner');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"throttle_interval_ms": 0}')$$, '22023', '^options.throttle_interval_ms must be an integer between 10 and 60000, not 0$', 'options: throttle_interval_ms 0');
 SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13', options => '{"cost_delay_ms": 10}') AS throttled_run \gset
 SELECT pg_temp.plans('rc', '2026-03-11', '2026-03-13') AS plain_run \gset

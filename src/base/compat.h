@@ -210,6 +210,15 @@ BackfillAttNotNullProven(Oid relid, AttrNumber attnum, bool attnotnull)
 	pg_namespace_aclcheck((nspid), (roleid), (mode))
 #endif
 
+/* May roleid use foreign server serverid in mode? */
+#ifdef BACKFILL_HAVE_OBJECT_ACL_CHECKS
+#define BackfillForeignServerAclCheck(serverid, roleid, mode) \
+	object_aclcheck(ForeignServerRelationId, (serverid), (roleid), (mode))
+#else
+#define BackfillForeignServerAclCheck(serverid, roleid, mode) \
+	pg_foreign_server_aclcheck((serverid), (roleid), (mode))
+#endif
+
 /* The next datum of a datum tuplesort, a copy the caller owns */
 #ifdef BACKFILL_HAVE_TUPLESORT_GETDATUM_COPY
 #define BackfillTuplesortGetDatum(state, val, isnull) \

@@ -32,6 +32,8 @@
 #include "catalog/pg_extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -262,4 +264,17 @@ BackfillRunStatusText(Oid extschema, int64 runid)
 		status = MemoryContextStrdup(outer, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	SPI_finish();
 	return status;
+}
+
+/*
+ * What the session working run runid does now, in pg_stat_activity.query
+ * after the CALL's own words, as: CALL backfill_run(12) -- task 5
+ * (public.fct_20260311).
+ */
+void
+BackfillRunActivity(int64 runid, const char *what)
+{
+	/* pg_stat_activity shows it, nothing runs it */
+	pgstat_report_activity(STATE_RUNNING,
+						   psprintf("CALL backfill_run(" INT64_FORMAT ") -- %s", runid, what));
 }

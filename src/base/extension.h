@@ -20,6 +20,7 @@ extern char *BackfillExtName(Oid extschema, const char *name);
 extern bool BackfillIsStateTable(Oid relid);
 extern bool BackfillWritingState(void);
 extern char *BackfillRunStatusText(Oid extschema, int64 runid);
+extern void BackfillRunActivity(int64 runid, const char *what);
 extern int	BackfillStateExec(Oid extschema, const char *sql, int nargs, Oid *types,
 							  Datum *values, const char *nulls, long tcount);
 

@@ -55,6 +55,7 @@
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -95,6 +96,7 @@ struct BackfillThrottleState
 	char	   *paused;			/* why the run must pause, once it must */
 	bool		elsewhere;		/* it was paused or cancelled by another session */
 	TimestampTz wait_started;	/* 0: not waiting */
+	char	   *activity;		/* pg_stat_activity's text before a wait inside a task */
 	LagSample	samples[LAG_SAMPLES];
 	int			nsamples;
 };
@@ -473,6 +475,13 @@ EndWait(BackfillThrottleState *t, const char *how)
 
 	if (t->wait_started == 0)
 		return;
+	if (t->activity != NULL)
+	{
+		/* pg_stat_activity shows it, nothing runs it */
+		pgstat_report_activity(STATE_RUNNING, t->activity);
+		pfree(t->activity);
+		t->activity = NULL;
+	}
 	ms = (double) (GetCurrentTimestamp() - t->wait_started) / 1000.0;
 	t->waited_ms += ms;
 	t->wait_started = 0;
@@ -626,6 +635,18 @@ BackfillThrottleWasStoppedElsewhere(BackfillThrottleState *t)
 }
 
 /*
+ * A wait inside a task shows in pg_stat_activity, as the run's waits between
+ * tasks do; its end (EndWait) puts back what was shown before.
+ */
+static void
+ShowWait(BackfillThrottleState *t)
+{
+	if (t->activity == NULL && MyBEEntry != NULL)
+		t->activity = MemoryContextStrdup(t->cxt, MyBEEntry->st_activity_raw);
+	BackfillRunActivity(t->runid, psprintf("waits: %s", t->reason));
+}
+
+/*
  * Inside a task: wait while a condition holds, looking again every
  * throttle_interval_ms, and ending the wait at once when another session
  * pauses or cancels the run.  False when the run must pause instead.  The
@@ -642,6 +663,7 @@ BackfillThrottleWait(BackfillThrottleState *t)
 
 		if (v != BACKFILL_THROTTLE_WAIT)
 			return v == BACKFILL_THROTTLE_GO;
+		ShowWait(t);
 		status = BackfillRunStatusText(t->extschema, t->runid);
 		if (status == NULL || strcmp(status, "running") != 0)
 		{
@@ -650,6 +672,63 @@ BackfillThrottleWait(BackfillThrottleState *t)
 		}
 		BackfillThrottleSleep(t);
 	}
+}
+
+/*
+ * Inside a task, a condition of the caller's: why says what it waits for, or
+ * is NULL once it is met.  Not met, the wait starts (a NOTICE, and
+ * pg_stat_activity shows it) or goes on, and the caller looks again after
+ * BackfillSleep(BackfillThrottleInterval(t)); once it has lasted
+ * throttle_timeout_ms, or when another session paused or cancelled the run,
+ * the run pauses: 57000, as at a fill's point of yield.  Met, a wait ends.
+ * Nothing with no throttle.
+ */
+void
+BackfillThrottleAwait(BackfillThrottleState *t, const char *why)
+{
+	char	   *status;
+
+	if (t == NULL)
+		return;
+	t->last_check = GetCurrentTimestamp();
+	if (why == NULL)
+	{
+		EndWait(t, "goes on");
+		return;
+	}
+	if (t->reason && t->reason != t->paused)
+		pfree(t->reason);
+	t->reason = MemoryContextStrdup(t->cxt, why);
+	if (t->wait_started == 0)
+	{
+		t->wait_started = t->last_check;
+		ereport(NOTICE, (errmsg("run " INT64_FORMAT " waits: %s", t->runid, why)));
+		ShowWait(t);
+		return;
+	}
+	ShowWait(t);
+	status = BackfillRunStatusText(t->extschema, t->runid);
+	if (status == NULL || strcmp(status, "running") != 0)
+		BackfillThrottleStoppedElsewhere(t, status ? status : "removed");
+	else if (TimestampDifferenceExceeds(t->wait_started, t->last_check, t->opts.throttle_timeout_ms))
+	{
+		EndWait(t, NULL);
+		t->paused = t->reason =
+			MemoryContextStrdup(t->cxt, psprintf("waited %s (throttle_timeout_ms): %s",
+												 BackfillDuration(t->opts.throttle_timeout_ms / 1000.0), why));
+	}
+	else
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OPERATOR_INTERVENTION),
+			 errmsg("run " INT64_FORMAT " pauses: %s", t->runid, t->paused)));
+}
+
+/* How often a wait looks again, in milliseconds. */
+int
+BackfillThrottleInterval(BackfillThrottleState *t)
+{
+	return t ? t->opts.throttle_interval_ms : BACKFILL_THROTTLE_INTERVAL_MS;
 }
 
 /* What the run waits for now, or NULL. */

@@ -64,6 +64,8 @@ extern bool BackfillThrottleWait(BackfillThrottleState *t);
 extern void BackfillThrottleStoppedElsewhere(BackfillThrottleState *t, const char *status);
 extern bool BackfillThrottleWasStoppedElsewhere(BackfillThrottleState *t);
 extern void BackfillThrottleFillPoint(BackfillThrottleState *t);
+extern void BackfillThrottleAwait(BackfillThrottleState *t, const char *why);
+extern int	BackfillThrottleInterval(BackfillThrottleState *t);
 extern const char *BackfillThrottlePaused(BackfillThrottleState *t);
 extern const char *BackfillThrottleWaitingFor(BackfillThrottleState *t);
 extern double BackfillThrottleTake(BackfillThrottleState *t, char **reason);

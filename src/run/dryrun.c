@@ -207,11 +207,12 @@ DryRunComputeIn(void *arg)
 	DryRunCall *c = (DryRunCall *) arg;
 	BackfillRun *run = c->run;
 	BackfillTask *task = c->task;
-	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
 	Oid			relid = BackfillTaskRelation(run, task);
 	char	   *why = NULL;
+	char	   *bound;
 
 	BackfillTaskSettings(run);
+	bound = BackfillTaskSource(run, task, NULL);
 
 	/*
 	 * What the dry run computes over the rows is shown only to a role that

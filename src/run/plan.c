@@ -56,6 +56,7 @@
 #include "base/compat.h"
 #include "base/extension.h"
 #include "base/relation.h"
+#include "base/remote.h"
 #include "base/spi_util.h"
 #include "hash/fingerprint.h"
 #include "record/log.h"
@@ -789,6 +790,26 @@ WriteRun(Oid extschema, PlanRequest *pr, List *tasks, const char *pinned, const 
 }
 
 /*
+ * options.source_server: a standby of this server the planning role may
+ * read on (connected to and checked now, and again by each task).  Not for
+ * a Citus table, whose source's rows go to its workers through the
+ * coordinator's own planning.
+ */
+static void
+CheckSourceServer(PlanRequest *pr)
+{
+	if (pr->opts.source_server == NULL)
+		return;
+	if (BackfillCitusDistributed(pr->relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("options.source_server is not supported for a Citus table"),
+				 errdetail("Table %s is distributed by Citus: its source is planned by the coordinator.",
+						   BackfillQualifiedName(pr->relid))));
+	BackfillRemoteCheck(pr->opts.source_server, "options.source_server");
+}
+
+/*
  * The disk the run's replacements need at their peak: a new copy of each
  * partition beside the old one until its task commits (a copy about as big
  * as what it replaces), the max_workers largest at once.  Refused above
@@ -885,6 +906,7 @@ backfill_plan(PG_FUNCTION_ARGS)
 	CheckSourceColumns(pr.relid, firstbound, pr.key, pr.strategy,
 					   (!pr.partitioned || pr.strategy == BACKFILL_STRATEGY_MERGE) ? pr.keyname : NULL);
 	BackfillThrottleCheck(&pr.opts.throttle, GetUserId(), pr.opts.search_path, extschema);
+	CheckSourceServer(&pr);
 	CheckDiskPeak(&pr, tasks);
 	pinned = BackfillPinnedObjects(firstbound, pr.opts.search_path);
 	nest = BackfillPinSearchPath();

@@ -280,7 +280,8 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	call->working = true;		/* from here the call's end releases the lock */
 	BackfillWorkerEnter(run);
 	BackfillCommitStep();
-	if (BackfillThrottleWanted(&run->opts.throttle))
+	/* a standby computing the source is waited for as the throttle waits */
+	if (BackfillThrottleWanted(&run->opts.throttle) || run->opts.source_server != NULL)
 		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
 											 run->opts.search_path, call->cxt);
 	return true;

@@ -110,6 +110,7 @@ static const RunOption run_options[] = {
 		.def = BACKFILL_THROTTLE_INTERVAL_MS},
 	{"unwatched", OPTION_PARTITIONS, OPT(unwatched), .max = 100000, .unset_null = true},
 	{"max_disk_bytes", OPTION_INT64, OPT(max_disk_bytes), 1, INT64CONST(1) << 60, .unset_null = true},
+	{"source_server", OPTION_TEXT, OPT(source_server)},
 };
 
 /* a mode is kept in its enum's field through an int */

@@ -48,6 +48,7 @@ typedef struct BackfillRunOptions
 	char	   *window_column;	/* plain tables */
 	char	   *chunk;			/* plain tables */
 	char	   *search_path;	/* names in the source resolve under it */
+	char	   *source_server;	/* a foreign server: the source is computed on that standby */
 	List	   *unwatched;		/* partitions outside the range not watched (char *) */
 	bool		unwatch_newer;	/* unwatched "newer": those above the range's upper neighbour */
 	BackfillThrottle throttle;

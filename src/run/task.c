@@ -73,7 +73,9 @@
 #include "write/deleteinsert.h"
 #include "write/inplace.h"
 #include "write/merge.h"
+#include "write/remotesource.h"
 #include "write/part.h"
+#include "write/remotesource.h"
 #include "write/replace.h"
 #include "write/staging.h"
 #include "write/swaplock.h"
@@ -509,10 +511,30 @@ TaskDeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid wr
  * the swap), fill out.  Rows that do not reconcile are an error, unless the
  * context only reports.
  */
+/*
+ * The source of a task, bound to its window; with options.source_server,
+ * computed on that standby into a temporary table (write/remotesource.c),
+ * waiting with the run's throttle t for the standby to catch up.
+ */
+char *
+BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t)
+{
+	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	BackfillRemoteSourceParams p;
+
+	if (run->opts.source_server == NULL)
+		return bound;
+	memset(&p, 0, sizeof(p));
+	p.server = run->opts.source_server;
+	p.source = bound;
+	p.throttle = t;
+	return BackfillRemoteSource(&p);
+}
+
 void
 BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, BackfillWriteContext *ctx)
 {
-	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	char	   *bound = BackfillTaskSource(run, task, ctx->throttle);
 	Oid			relid = BackfillTaskRelation(run, task);
 	char	   *why = NULL;
 	BackfillTaskWrite how = BackfillChooseTaskWrite(run, task, relid, &why);

@@ -68,6 +68,7 @@ typedef enum BackfillTaskWrite
 extern BackfillTaskWrite BackfillChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why);
 extern void BackfillTaskContext(BackfillRun *run, BackfillThrottleState *throttle, const char *expected,
 								BackfillWriteContext *ctx);
+extern char *BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t);
 extern void BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
 							 BackfillWriteContext *ctx);
 extern void BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,

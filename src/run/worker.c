@@ -132,10 +132,7 @@ BackfillWorkerEnd(BackfillRun *run)
 							 1, types, values, NULL, 0);
 }
 
-/*
- * What the worker does now, in pg_stat_activity.query after the CALL's own
- * words, as: CALL backfill_run(12) -- task 5 (public.fct_20260311).
- */
+/* What the worker does now, in pg_stat_activity (BackfillRunActivity). */
 void
 BackfillWorkerActivity(int64 runid, const char *fmt,...)
 {
@@ -145,7 +142,5 @@ BackfillWorkerActivity(int64 runid, const char *fmt,...)
 	va_start(args, fmt);
 	vsnprintf(what, sizeof(what), fmt, args);
 	va_end(args);
-	/* pg_stat_activity shows it, nothing runs it */
-	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("CALL backfill_run(" INT64_FORMAT ") -- %s", runid, what));
+	BackfillRunActivity(runid, what);
 }
