@@ -174,12 +174,13 @@ COMMENT ON TYPE @extschema@.backfill_swap IS
 
 CREATE FUNCTION @extschema@.backfill_replace_partition(part pg_catalog.regclass, source pg_catalog.text,
 	keep_old pg_catalog.bool DEFAULT false, allow_empty pg_catalog.bool DEFAULT false,
-	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5)
+	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5,
+	source_server pg_catalog.text DEFAULT NULL)
 	RETURNS @extschema@.backfill_swap
 	AS 'MODULE_PATHNAME', 'backfill_replace_partition'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4) IS
-	'Recompute leaf partition part from source ($1, $2: its bounds) and swap the new rows in atomically';
+COMMENT ON FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4, pg_catalog.text) IS
+	'Recompute leaf partition part from source ($1, $2: its bounds), on standby source_server if given, and swap the new rows in atomically';
 
 -- On Citus, what the coordinator calls on each new shard of a replacement's staging table, in
 -- the workers' part of its transaction: the local fill writes its rows frozen, this gives the
@@ -215,12 +216,12 @@ COMMENT ON TYPE @extschema@.backfill_merge_result IS
 
 CREATE FUNCTION @extschema@.backfill_merge(target pg_catalog.regclass, source pg_catalog.text, key pg_catalog.text[],
 	scope pg_catalog.text DEFAULT NULL, delete_missing pg_catalog.bool DEFAULT false,
-	allow_empty pg_catalog.bool DEFAULT false)
+	allow_empty pg_catalog.bool DEFAULT false, source_server pg_catalog.text DEFAULT NULL)
 	RETURNS @extschema@.backfill_merge_result
 	AS 'MODULE_PATHNAME', 'backfill_merge'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool, pg_catalog.bool) IS
-	'Merge the rows of source into target on key, within scope, after proving the key unique on both sides';
+COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.text) IS
+	'Merge the rows of source (computed on standby source_server if given) into target on key, within scope, after proving the key unique on both sides';
 
 CREATE FUNCTION @extschema@.backfill_would_change(stored "any", given "any")
 	RETURNS pg_catalog.bool

@@ -107,6 +107,24 @@ is($dry, '10000 ' . $primary->safe_psql('postgres', "SELECT hash FROM backfill_f
 is($primary->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_source_%'"),
 	'0', 'no temporary table is left');
 
+# --- the direct calls: a replacement and a merge computed on the standby -------------------
+make_table('direct_t');
+$primary->safe_psql('postgres', "SELECT backfill_replace_partition('direct_t_1', \$q\$$source\$q\$, source_server => 'standby')");
+is($primary->safe_psql('postgres',
+	"SELECT count(*) FROM (TABLE direct_t_1 EXCEPT ALL SELECT id, day, amount * 2 FROM model_in WHERE day = '2026-03-02') x"),
+	'0', 'backfill_replace_partition with source_server: the partition holds the rows computed on the standby');
+$primary->safe_psql('postgres', q{
+	CREATE TABLE direct_m (id bigint PRIMARY KEY, day date, amount int);
+	INSERT INTO direct_m SELECT * FROM model_in WHERE day = '2026-03-03';
+	SELECT backfill_merge('direct_m', 'SELECT id, day, doubled(amount) AS amount FROM model_in WHERE day = ''2026-03-03''',
+		'{id}', source_server => 'standby');
+});
+is($primary->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE m.amount = i.amount * 2) || ' ' || count(*) FROM direct_m m JOIN model_in i USING (id)"),
+	'10000 10000', 'backfill_merge with source_server: every row merged from the standby');
+like($primary->safe_psql('postgres', "SELECT details->>'source' FROM backfill_log WHERE target = 'public.direct_m'"),
+	qr/^SELECT id, day, doubled\(amount\)/, 'its record holds the source as given');
+
 # --- rows committed just before a task: the task waits for the standby to replay them ----
 make_table('fresh_t');
 $run = plan_run('fresh_t', '{"source_server": "standby"}');

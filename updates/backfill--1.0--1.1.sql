@@ -79,3 +79,24 @@ CREATE FUNCTION @extschema@.backfill_estimate(run_id bigint)
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_estimate(bigint) IS
 	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by the planner''s row estimates; then the total';
+
+-- source_server: the source of a direct replacement or merge computed on a standby
+DROP FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4);
+CREATE FUNCTION @extschema@.backfill_replace_partition(part pg_catalog.regclass, source pg_catalog.text,
+	keep_old pg_catalog.bool DEFAULT false, allow_empty pg_catalog.bool DEFAULT false,
+	lock_timeout_ms pg_catalog.int4 DEFAULT 1000, max_attempts pg_catalog.int4 DEFAULT 5,
+	source_server pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.backfill_swap
+	AS 'MODULE_PATHNAME', 'backfill_replace_partition'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4, pg_catalog.text) IS
+	'Recompute leaf partition part from source ($1, $2: its bounds), on standby source_server if given, and swap the new rows in atomically';
+DROP FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool, pg_catalog.bool);
+CREATE FUNCTION @extschema@.backfill_merge(target pg_catalog.regclass, source pg_catalog.text, key pg_catalog.text[],
+	scope pg_catalog.text DEFAULT NULL, delete_missing pg_catalog.bool DEFAULT false,
+	allow_empty pg_catalog.bool DEFAULT false, source_server pg_catalog.text DEFAULT NULL)
+	RETURNS @extschema@.backfill_merge_result
+	AS 'MODULE_PATHNAME', 'backfill_merge'
+	LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.backfill_merge(pg_catalog.regclass, pg_catalog.text, pg_catalog.text[], pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.text) IS
+	'Merge the rows of source (computed on standby source_server if given) into target on key, within scope, after proving the key unique on both sides';

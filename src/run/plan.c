@@ -68,6 +68,7 @@
 #include "base/throttle.h"
 #include "run/window.h"
 #include "validate/validate.h"
+#include "write/remotesource.h"
 #include "write/part.h"
 #include "write/publication.h"
 
@@ -791,21 +792,15 @@ WriteRun(Oid extschema, PlanRequest *pr, List *tasks, const char *pinned, const 
 
 /*
  * options.source_server: a standby of this server the planning role may
- * read on (connected to and checked now, and again by each task).  Not for
- * a Citus table, whose source's rows go to its workers through the
- * coordinator's own planning.
+ * read on (connected to and checked now, and again by each task); not for
+ * a Citus table.
  */
 static void
 CheckSourceServer(PlanRequest *pr)
 {
 	if (pr->opts.source_server == NULL)
 		return;
-	if (BackfillCitusDistributed(pr->relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("options.source_server is not supported for a Citus table"),
-				 errdetail("Table %s is distributed by Citus: its source is planned by the coordinator.",
-						   BackfillQualifiedName(pr->relid))));
+	BackfillRefuseRemoteSource(pr->relid);
 	BackfillRemoteCheck(pr->opts.source_server, "options.source_server");
 }
 

@@ -456,6 +456,7 @@ TaskReplace(BackfillRun *run, Oid relid, const char *bound, BackfillWriteContext
 	p.allow_empty = run->opts.allow_empty;
 	p.lock_timeout_ms = run->opts.lock_timeout_ms;
 	p.max_attempts = 5;
+	p.source_server = NULL;		/* read on the standby already (BackfillTaskSource) */
 	BackfillReplace(&p, ctx, &r);
 	TaskWritten(out, r.log_id, (int64) r.before.rows, (int64) r.after.rows,
 				BackfillFingerprintText(&r.before), BackfillFingerprintText(&r.after));
@@ -475,6 +476,7 @@ TaskMerge(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound, bo
 	p.scope = BackfillTaskScope(run, task, NULL);
 	p.delete_missing = in_place || run->opts.delete_missing;
 	p.allow_empty = run->opts.allow_empty;
+	p.source_server = NULL;		/* read on the standby already (BackfillTaskSource) */
 	BackfillMerge(&p, ctx, &r);
 	TaskWritten(out, r.log_id, (int64) r.rows_before, (int64) r.rows_after,
 				r.fingerprint_before, r.fingerprint_after);
@@ -525,6 +527,7 @@ BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *
 	if (run->opts.source_server == NULL)
 		return bound;
 	memset(&p, 0, sizeof(p));
+	p.target = run->targetoid;
 	p.server = run->opts.source_server;
 	p.source = bound;
 	p.throttle = t;

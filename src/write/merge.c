@@ -74,6 +74,7 @@
 #include "validate/validate.h"
 #include "write/context.h"
 #include "write/merge.h"
+#include "write/remotesource.h"
 
 /*
  * Run a statement we built on the snapshot snap (its command ID kept up to
@@ -343,7 +344,8 @@ typedef struct MergeSql
 	Oid			relid;
 	const char *target;			/* schema-qualified */
 	const char *only;			/* "ONLY " unless partitioned */
-	const char *source;
+	const char *source;			/* what the merge reads: the source, or its rows read on a standby */
+	const char *recorded;		/* the source as given, for the record */
 	const char *scope;			/* NULL for the whole table */
 	char	   *tscope;			/* "((scope))" or "true" */
 	List	   *keys;
@@ -611,7 +613,7 @@ MergeLog(BackfillWriteContext *ctx, MergeSql *m, bool delete_missing, uint64 ins
 	else
 		appendStringInfoString(&details, "null");
 	appendStringInfo(&details, ", \"delete_missing\": %s, \"source\": ", delete_missing ? "true" : "false");
-	escape_json(&details, m->source);
+	escape_json(&details, m->recorded);
 	appendStringInfoChar(&details, '}');
 
 	return BackfillLogWriteChange(ctx->extschema, "merge", m->target, NULL,
@@ -671,6 +673,7 @@ MergeReadArgs(FunctionCallInfo fcinfo, BackfillMergeParams *p)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("allow_empty must not be NULL")));
 	p->allow_empty = PG_GETARG_BOOL(5);
+	p->source_server = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? TextDatumGetCString(PG_GETARG_DATUM(6)) : NULL;
 }
 
 /*
@@ -774,7 +777,7 @@ BackfillMerge(const BackfillMergeParams *p, BackfillWriteContext *ctx, BackfillM
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&m, 0, sizeof(m));
-	m.source = p->source;
+	m.source = m.recorded = p->source;
 	m.keys = p->keys;
 	m.scope = p->scope;
 
@@ -798,6 +801,17 @@ BackfillMerge(const BackfillMergeParams *p, BackfillWriteContext *ctx, BackfillM
 	if (BackfillCitusCheckMerge(m.relid, m.keys, m.source, m.scope, "SHARE ROW EXCLUSIVE"))
 		m.bytesfn = psprintf("%s.backfill_bytes_differ", nsp);
 
+	if (p->source_server != NULL)
+	{
+		BackfillRemoteSourceParams rp;
+
+		memset(&rp, 0, sizeof(rp));
+		rp.target = m.relid;
+		rp.server = p->source_server;
+		rp.source = p->source;
+		rp.throttle = ctx->throttle;
+		m.source = BackfillRemoteSource(&rp);
+	}
 	MergeBuildSql(&m);
 
 	/*
@@ -831,7 +845,8 @@ PG_FUNCTION_INFO_V1(backfill_merge);
 
 /*
  * backfill_merge(target regclass, source text, key text[], scope text,
- *				  delete_missing boolean, allow_empty boolean) RETURNS backfill_merge_result
+ *				  delete_missing boolean, allow_empty boolean, source_server text)
+ *	RETURNS backfill_merge_result
  */
 Datum
 backfill_merge(PG_FUNCTION_ARGS)

@@ -23,6 +23,7 @@ typedef struct BackfillMergeParams
 	const char *scope;			/* a checked condition on the target's columns, or NULL */
 	bool		delete_missing;	/* delete the rows in scope the source lacks */
 	bool		allow_empty;	/* a source with no rows may empty the scope */
+	const char *source_server;	/* a foreign server: the source is computed on that standby */
 } BackfillMergeParams;
 
 /* What a merge did. */

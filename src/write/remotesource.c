@@ -36,6 +36,7 @@
 #include "utils/ruleutils.h"
 #include "utils/rel.h"
 
+#include "base/citus.h"
 #include "base/remote.h"
 #include "base/spi_util.h"
 #include "write/remotesource.h"
@@ -153,6 +154,21 @@ DescribeSource(const BackfillRemoteSourceParams *p)
 }
 
 /*
+ * options.source_server is not for a Citus table: its source is planned by
+ * the coordinator, which sends the rows to its workers.
+ */
+void
+BackfillRefuseRemoteSource(Oid target)
+{
+	if (BackfillCitusDistributed(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("options.source_server is not supported for a Citus table"),
+				 errdetail("Table %s is distributed by Citus: its source is planned by the coordinator.",
+						   BackfillQualifiedName(target))));
+}
+
+/*
  * Compute p->source on p->server into a temporary table: the query that
  * reads it (its columns, in the source's order), in the caller's memory.
  * Its parameters, if any, are ignored by the query returned: they were
@@ -168,6 +184,7 @@ BackfillRemoteSource(const BackfillRemoteSourceParams *p)
 	StringInfoData cols;
 	char	   *query;
 
+	BackfillRefuseRemoteSource(p->target);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	memset(&s, 0, sizeof(s));

@@ -17,6 +17,7 @@
 /* A source to compute on a standby. */
 typedef struct BackfillRemoteSourceParams
 {
+	Oid			target;			/* the table written */
 	const char *server;			/* options.source_server: a foreign server */
 	const char *source;			/* a checked query, its parameters $1.. */
 	int			nargs;
@@ -25,6 +26,7 @@ typedef struct BackfillRemoteSourceParams
 	BackfillThrottleState *throttle;	/* the run's, or NULL */
 } BackfillRemoteSourceParams;
 
+extern void BackfillRefuseRemoteSource(Oid target);
 extern char *BackfillRemoteSource(const BackfillRemoteSourceParams *p);
 
 #endif							/* BACKFILL_REMOTESOURCE_H */

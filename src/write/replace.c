@@ -49,6 +49,7 @@
 #include "write/citus_swap.h"
 #include "write/lockproto.h"
 #include "write/part.h"
+#include "write/remotesource.h"
 #include "write/replace.h"
 #include "write/staging.h"
 #include "write/swap.h"
@@ -482,6 +483,27 @@ RefuseWrittenMeanwhile(BackfillPart *bp, const BackfillFingerprint *before, Back
 }
 
 /*
+ * p->source computed on p->source_server with the partition's bounds
+ * (params), into a temporary table: the query that reads it.
+ */
+static char *
+ReadOnStandby(const BackfillReplaceParams *p, BackfillPart *bp, int nargs, Oid *argtypes,
+			  ParamListInfo params, BackfillWriteContext *ctx)
+{
+	BackfillRemoteSourceParams rp;
+
+	memset(&rp, 0, sizeof(rp));
+	rp.target = bp->part;
+	rp.server = p->source_server;
+	rp.source = p->source;
+	rp.nargs = nargs;
+	rp.argtypes = argtypes;
+	rp.params = params;
+	rp.throttle = ctx->throttle;
+	return BackfillRemoteSource(&rp);
+}
+
+/*
  * Replace partition p->part by the rows of p->source, in the context ctx:
  * stage the new rows, reconcile them when the context asks (before the swap
  * asks for its locks, so readers do not wait for it), swap them in, record
@@ -496,6 +518,7 @@ BackfillReplace(const BackfillReplaceParams *p, BackfillWriteContext *ctx, Backf
 	Oid			argtypes[2];
 	int			nargs;
 	ParamListInfo params;
+	const char *source = p->source;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -503,12 +526,14 @@ BackfillReplace(const BackfillReplaceParams *p, BackfillWriteContext *ctx, Backf
 	bp.ctx = ctx;
 	BackfillCheckOwnerMayCreate(&bp);
 	params = BoundParams(&bp, &nargs, argtypes);
-	staging = BackfillStage(&bp, p->source, nargs, argtypes, params, p->allow_empty,
+	if (p->source_server != NULL)
+		source = ReadOnStandby(p, &bp, nargs, argtypes, params, ctx);
+	staging = BackfillStage(&bp, source, nargs, argtypes, params, p->allow_empty,
 							&r->before, &r->after, &times);
 	RefuseWrittenMeanwhile(&bp, &r->before, ctx);
 	if (ctx->reconcile != NIL)
 		BackfillWriteReconcile(ctx, psprintf("SELECT * FROM ONLY %s", BackfillQualifiedName(staging)),
-							   p->source);
+							   source);
 
 	BackfillSwapIn(&bp, staging, p->keep_old, p->lock_timeout_ms, p->max_attempts, &r->swap);
 
@@ -521,7 +546,7 @@ PG_FUNCTION_INFO_V1(backfill_replace_partition);
 /*
  * backfill_replace_partition(part regclass, source text, keep_old boolean,
  *							  allow_empty boolean, lock_timeout_ms integer,
- *							  max_attempts integer) RETURNS backfill_swap
+ *							  max_attempts integer, source_server text) RETURNS backfill_swap
  */
 Datum
 backfill_replace_partition(PG_FUNCTION_ARGS)
@@ -541,6 +566,7 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	p.allow_empty = BoolArg(fcinfo, 3, "allow_empty");
 	p.lock_timeout_ms = IntArg(fcinfo, 4, "lock_timeout_ms", 1, 600000);
 	p.max_attempts = IntArg(fcinfo, 5, "max_attempts", 1, 1000);
+	p.source_server = PG_NARGS() > 6 && !PG_ARGISNULL(6) ? TextDatumGetCString(PG_GETARG_DATUM(6)) : NULL;
 	PreventCommandIfReadOnly("backfill_replace_partition()");
 	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");

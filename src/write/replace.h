@@ -27,6 +27,7 @@ typedef struct BackfillReplaceParams
 	bool		allow_empty;	/* a source with no rows may empty the partition */
 	int			lock_timeout_ms;	/* each attempt's wait for the swap's locks */
 	int			max_attempts;
+	const char *source_server;	/* a foreign server: the source is computed on that standby */
 } BackfillReplaceParams;
 
 /* What a replacement did. */
