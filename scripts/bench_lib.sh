@@ -44,3 +44,63 @@ BEGIN
 END \$\$;
 SQL
 }
+
+# fixed_rate_load PID PREFIX RATE PGBENCH-ARGS...: pgbench at RATE transactions a second (two
+# clients), in 2-second stretches while PID runs (at least one), each stretch's per-transaction
+# log under PREFIX.N
+fixed_rate_load() {
+	local pid=$1 prefix=$2 rate=$3 i=0
+	shift 3
+	while :; do
+		i=$((i + 1))
+		pgbench -n -c 2 -j 1 -R "$rate" -T 2 -l --log-prefix="$prefix.$i" "$@" >/dev/null 2>&1
+		kill -0 "$pid" 2>/dev/null || break
+	done
+}
+
+# latency FROM_MS TO_MS PREFIX: "p50 p99 count" (ms) of the first script's transactions in the
+# logs under PREFIX done in [FROM, TO], from each one's scheduled start (pgbench -R)
+latency() {
+	cat "$3".* 2>/dev/null | awk -v f="$1" -v t="$2" '
+		$4 == 0 { done = $5 * 1000 + $6 / 1000; if (done >= f && done <= t) print $3 / 1000 }' | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR == 0) { print 0, 0, 0; exit }
+			p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]; print p50, p99, NR }'
+}
+
+# stop_node DATADIR: stop a server this bench started (fast, else immediate), as RUN_AS
+stop_node() {
+	[ -f "$1/postmaster.pid" ] || return 0
+	"${RUN_AS[@]}" pg_ctl -D "$1" -m fast -w -t 30 stop >/dev/null 2>&1 ||
+		"${RUN_AS[@]}" pg_ctl -D "$1" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
+# primary_and_standby DIR PORT PRIMARY-CONF STANDBY-CONF [PIN-PRIMARY [PIN-STANDBY]]: a
+# primary in DIR/primary on port PORT (socket in DIR, trust, fsync off) with the settings
+# PRIMARY-CONF, and a streaming standby of it made by pg_basebackup in DIR/standby on PORT + 1
+# with STANDBY-CONF; each started under its PIN command if given (taskset -c N)
+primary_and_standby() {
+	local dir=$1 port=$2 pconf=$3 sconf=$4
+	local -a pinp pins
+	read -r -a pinp <<<"${5:-}"
+	read -r -a pins <<<"${6:-}"
+	"${RUN_AS[@]}" initdb -D "$dir/primary" -U "$PGUSER" --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+	cat >>"$dir/primary/postgresql.conf" <<CONF
+listen_addresses = ''
+port = $port
+unix_socket_directories = '$dir'
+max_wal_senders = 4
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+log_min_messages = warning
+$pconf
+CONF
+	"${RUN_AS[@]}" "${pinp[@]}" pg_ctl -D "$dir/primary" -l "$dir/primary.log" -w -t 60 start >/dev/null
+	"${RUN_AS[@]}" pg_basebackup -h "$dir" -p "$port" -U "$PGUSER" -D "$dir/standby" -R -X stream
+	cat >>"$dir/standby/postgresql.conf" <<CONF
+port = $((port + 1))
+hot_standby = on
+$sconf
+CONF
+	"${RUN_AS[@]}" "${pins[@]}" pg_ctl -D "$dir/standby" -l "$dir/standby.log" -w -t 60 start >/dev/null
+}

@@ -38,11 +38,8 @@ chmod 755 "$work"
 PRIMARY="$work/primary"
 STANDBY="$work/standby"
 
-stop_node() {
-	[ -f "$1/postmaster.pid" ] || return 0
-	"${RUN_AS[@]}" pg_ctl -D "$1" -m fast -w -t 30 stop >/dev/null 2>&1 ||
-		"${RUN_AS[@]}" pg_ctl -D "$1" -m immediate -w stop >/dev/null 2>&1 || true
-}
+. scripts/bench_lib.sh
+
 cleanup() {
 	rc=$?
 	stop_node "$STANDBY"
@@ -53,32 +50,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-. scripts/bench_lib.sh
-
 # --- 1. a standby and a logical slot held back ----------------------------------------------
 if [ "${BENCH_THROTTLE_ONLY:-lag}" = lag ] || [ -z "${BENCH_THROTTLE_ONLY:-}" ]; then
-"${RUN_AS[@]}" initdb -D "$PRIMARY" -U "$PGUSER" --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
-cat >>"$PRIMARY/postgresql.conf" <<CONF
-listen_addresses = ''
-port = 5433
-unix_socket_directories = '$work'
-wal_level = logical
-max_wal_senders = 4
-max_replication_slots = 4
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-log_min_messages = warning
-CONF
-"${RUN_AS[@]}" pg_ctl -D "$PRIMARY" -l "$work/primary.log" -w -t 60 start >/dev/null
+primary_and_standby "$work" 5433 "wal_level = logical
+max_replication_slots = 4" "wal_receiver_status_interval = 1"
 P=(-X -h "$work" -p 5433)
-"${RUN_AS[@]}" pg_basebackup -h "$work" -p 5433 -U "$PGUSER" -D "$STANDBY" -R -X stream
-cat >>"$STANDBY/postgresql.conf" <<CONF
-port = 5434
-hot_standby = on
-wal_receiver_status_interval = 1
-CONF
-"${RUN_AS[@]}" pg_ctl -D "$STANDBY" -l "$work/standby.log" -w -t 60 start >/dev/null
 S=(-X -h "$work" -p 5434)
 
 psql "${P[@]}" -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
@@ -198,24 +174,8 @@ INSERT INTO bench_thr VALUES (nextval('bench_thr_seq'), date '$newest', random()
 SQL
 chmod 644 "$work"/*.sql
 
-# load_until PID PREFIX: fixed-rate pgbench in 2-second stretches while PID runs (at least one)
-load_until() {
-	local pid=$1 prefix=$2 i=0
-	while :; do
-		i=$((i + 1))
-		pgbench -n -c 2 -j 1 -R "$RATE" -T 2 -l --log-prefix="$prefix.$i" \
-			-f "$work/reader.sql@9" -f "$work/writer.sql@1" >/dev/null 2>&1
-		kill -0 "$pid" 2>/dev/null || break
-	done
-}
-
-# latency FROM_MS TO_MS PREFIX: the readers' "p50 p99 count" (ms) among those done in [FROM, TO]
-latency() {
-	cat "$3".* 2>/dev/null | awk -v f="$1" -v t="$2" '
-		$4 == 0 { done = $5 * 1000 + $6 / 1000; if (done >= f && done <= t) print $3 / 1000 }' | sort -n |
-		awk '{ v[NR] = $1 } END { if (NR == 0) { print 0, 0, 0; exit }
-			p50 = v[int((NR - 1) * 0.50) + 1]; p99 = v[int((NR - 1) * 0.99) + 1]; print p50, p99, NR }'
-}
+# load_until PID PREFIX: the readers and writers at RATE while PID runs
+load_until() { fixed_rate_load "$1" "$2" "$RATE" -f "$work/reader.sql@9" -f "$work/writer.sql@1"; }
 
 # thr_way WAY: one backfill of the PARTS older days beside the load; prints "p50 p99 n ms"
 thr_way() {

@@ -252,3 +252,7 @@ RUNS=$RUNS scripts/bench_vacuum.sh
 # Beside production: what a run leaves a standby and a logical slot behind, with and without
 # the options that hold it back, and what fixed-rate readers see beside each way of rewriting.
 BENCH_THROTTLE_RUNS=${BENCH_THROTTLE_RUNS:-3} scripts/bench_throttle.sh
+
+# The source computed on a standby (options.source_server) or on the primary, beside readers
+# of the primary: their latency, and the CPU the run's backend spends on the primary.
+BENCH_STANDBY_RUNS=${BENCH_STANDBY_RUNS:-3} scripts/bench_standby.sh
