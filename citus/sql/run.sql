@@ -103,5 +103,10 @@ SELECT status, tasks_done, throttled > '0 s' AS waited, throttle_reason FROM bac
 SELECT (SELECT f FROM backfill_fingerprint('cn.revenue', $$order_date >= '2026-03-11' AND order_date < '2026-03-17'$$) f) =
        (SELECT f FROM backfill_fingerprint('cn.expected_now') f) AS range_is_the_model;
 
+-- a source computed on a standby (options.source_server) is refused for a distributed table
+SELECT backfill_plan('cn.revenue', '2026-03-11', '2026-03-12',
+	$$SELECT * FROM cn.model WHERE order_date >= $1 AND order_date < $2$$,
+	options => '{"source_server": "cn_standby"}');
+
 SET client_min_messages = warning;
 DROP SCHEMA cn CASCADE;
