@@ -125,6 +125,12 @@ is($primary->safe_psql('postgres',
 like($primary->safe_psql('postgres', "SELECT details->>'source' FROM backfill_log WHERE target = 'public.direct_m'"),
 	qr/^SELECT id, day, doubled\(amount\)/, 'its record holds the source as given');
 
+my ($ret, $out, $err) = $primary->psql('postgres',
+	"BEGIN; INSERT INTO model_in VALUES (1000003, '2026-03-02', 5); SELECT backfill_replace_partition('direct_t_1', \$q\$$source\$q\$, source_server => 'standby')",
+	extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/25000.*in a transaction that has written/s,
+	'a call after its transaction wrote is refused: the standby would not see that row');
+
 # --- rows committed just before a task: the task waits for the standby to replay them ----
 make_table('fresh_t');
 $run = plan_run('fresh_t', '{"source_server": "standby"}');
@@ -148,7 +154,7 @@ $run = plan_run('stuck_t', '{"source_server": "standby", "throttle_timeout_ms": 
 my $before = $primary->safe_psql('postgres', 'SELECT backfill_fingerprint(\'stuck_t_0\')');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_pause()');
 $primary->safe_psql('postgres', "INSERT INTO model_in VALUES (1000002, '2026-03-01', 1)");
-my ($ret, $out, $err) = $primary->psql('postgres', "CALL backfill_run($run)", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+($ret, $out, $err) = $primary->psql('postgres', "CALL backfill_run($run)", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 like($err, qr/57000.*run $run paused: waited 2(?:\.00)? s \(throttle_timeout_ms\): server "standby" has replayed/s,
 	'the CALL fails with 57000, saying the standby has not replayed what the task needs');
 is($primary->safe_psql('postgres', "SELECT status || ' ' || tasks_done FROM backfill_progress WHERE run_id = $run"),

@@ -862,6 +862,8 @@ backfill_merge(PG_FUNCTION_ARGS)
 	MergeReadArgs(fcinfo, &p);
 	PreventCommandIfReadOnly("backfill_merge()");
 	BackfillRequireCoordinator("backfill_merge");
+	if (p.source_server != NULL)
+		BackfillRefuseRemoteSourceAfterWrites("backfill_merge");
 
 	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
 	BackfillMerge(&p, &ctx, &r);

@@ -169,6 +169,22 @@ BackfillRefuseRemoteSource(Oid target)
 }
 
 /*
+ * A call's source computed on a standby cannot see what the caller's own
+ * transaction has written here: refused once the transaction has written
+ * (func: the function called).
+ */
+void
+BackfillRefuseRemoteSourceAfterWrites(const char *func)
+{
+	if (TransactionIdIsValid(GetTopTransactionIdIfAny()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_STATE),
+				 errmsg("%s with source_server in a transaction that has written", func),
+				 errdetail("The standby sees only what this server has committed: the source would miss what this transaction wrote."),
+				 errhint("Call it in a transaction of its own, or commit first.")));
+}
+
+/*
  * Compute p->source on p->server into a temporary table: the query that
  * reads it (its columns, in the source's order), in the caller's memory.
  * Its parameters, if any, are ignored by the query returned: they were

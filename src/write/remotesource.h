@@ -27,6 +27,7 @@ typedef struct BackfillRemoteSourceParams
 } BackfillRemoteSourceParams;
 
 extern void BackfillRefuseRemoteSource(Oid target);
+extern void BackfillRefuseRemoteSourceAfterWrites(const char *func);
 extern char *BackfillRemoteSource(const BackfillRemoteSourceParams *p);
 
 #endif							/* BACKFILL_REMOTESOURCE_H */

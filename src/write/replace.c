@@ -570,6 +570,8 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("backfill_replace_partition()");
 	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
+	if (p.source_server != NULL)
+		BackfillRefuseRemoteSourceAfterWrites("backfill_replace_partition");
 
 	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
 	BackfillReplace(&p, &ctx, &r);
