@@ -106,6 +106,9 @@ is($dry, '10000 ' . $primary->safe_psql('postgres', "SELECT hash FROM backfill_f
 	'its dry run computed its first task there too: the rows the local source wrote');
 is($primary->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname LIKE 'backfill_source_%'"),
 	'0', 'no temporary table is left');
+is($primary->safe_psql('postgres',
+	"SELECT count(*) FILTER (WHERE details->>'source' LIKE 'SELECT id, day, doubled(amount)%') || ' ' || count(*) FROM backfill_log WHERE run_id = $run"),
+	'4 4', 'each task\'s record names the source as bound, not the table its rows were read into');
 
 # --- the direct calls: a replacement and a merge computed on the standby -------------------
 make_table('direct_t');
@@ -189,11 +192,14 @@ $primary->safe_psql('postgres', qq{
 	CREATE USER MAPPING FOR CURRENT_USER SERVER itself;
 	CREATE SERVER other FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$ohost', port '$oport', dbname 'postgres');
 	CREATE USER MAPPING FOR CURRENT_USER SERVER other;
+	CREATE SERVER otherdb FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$shost', port '$sport', dbname 'template1');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER otherdb;
 });
 make_table('refuse_t');
 my $runs_before = $primary->safe_psql('postgres', 'SELECT count(*) FROM backfill_runs');
 for my $case ([ 'itself', qr/55000.*server "itself" is not in recovery/s ],
 	[ 'other', qr/22023.*server "other" is not a standby of this server.*another cluster/s ],
+	[ 'otherdb', qr/22023.*server "otherdb" connects to database "template1", not "postgres"/s ],
 	[ 'nowhere', qr/42704.*foreign server "nowhere" does not exist/s ])
 {
 	($ret, $out, $err) = $primary->psql('postgres',
@@ -223,6 +229,18 @@ $primary->safe_psql('postgres', "SET ROLE analyst; CALL backfill_run($run)");
 is(differs_from_model('analyst_t'), '0', 'with its password, the analyst\'s run computes the same rows on the standby');
 unlike($primary->safe_psql('postgres', "SELECT options::text || coalesce(error, '') FROM backfill_runs WHERE id = $run"),
 	qr/right-horse-battery/, 'the run\'s record holds no credentials');
+
+# the query runs on the standby as the role running here, whoever the mapping logs in as
+my $me = $primary->safe_psql('postgres', 'SELECT current_user');
+$primary->safe_psql('postgres', qq{
+	CREATE SERVER as_analyst FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '$shost', port '$sport', dbname 'postgres');
+	CREATE USER MAPPING FOR CURRENT_USER SERVER as_analyst OPTIONS (user 'analyst', password 'right-horse-battery');
+});
+make_table('role_t');
+$run = plan_run('role_t', '{"source_server": "as_analyst"}');
+($ret, $out, $err) = $primary->psql('postgres', "CALL backfill_run($run)", extra_params => [ '-v', 'VERBOSITY=verbose' ]);
+like($err, qr/42501.*permission denied to set role "\Q$me\E"/s,
+	'a mapping that logs in as a role that may not become the caller is refused: the query never runs with other rights');
 
 # --- a cancel reaches the standby; a standby that stops fails the task ---------------------
 make_table('slow_t');

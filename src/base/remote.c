@@ -15,15 +15,19 @@
  * uses it, unless a superuser said otherwise in the mapping
  * (password_required 'false').
  *
- * Each read checks that the server is in recovery and has our system
- * identifier (pg_control_system), waits until it has replayed the WAL this
- * server had written when the read began (the run's throttle shows the wait
- * and pauses the run after throttle_timeout_ms), then reads the query in one
- * REPEATABLE READ READ ONLY transaction there (one snapshot), through a
- * cursor, a thousand rows at a time: never the whole result in memory.  The
- * remote session takes this session's search_path, TimeZone, DateStyle and
- * IntervalStyle, so the query means there what it means here, and its
- * values come back as text this session reads the same way.  Every wait
+ * Each read checks that the server is in recovery, has our system
+ * identifier (pg_control_system), follows our timeline and is connected to
+ * our database, waits until it has replayed the WAL this server had written
+ * when the read began (the run's throttle shows the wait and pauses the run
+ * after throttle_timeout_ms), then reads the query in one REPEATABLE READ
+ * READ ONLY transaction there (one snapshot), through a cursor, a thousand
+ * rows at a time: never the whole result in memory.  The query runs there
+ * as the role reading here (SET ROLE: the mapping's user must be that role
+ * or a member of it), so it has the rights it has here, row-level security
+ * included.  The remote session takes this session's search_path, TimeZone,
+ * DateStyle and IntervalStyle, so the query means there what it means here,
+ * and its values come back as text this session reads the same way; their
+ * types must be the ones the query has here.  Every wait
  * wakes for interrupts; an error here (a cancel, a statement timeout)
  * cancels the query there and closes the connection.  An error there comes
  * back with its SQLSTATE; a connection that breaks is 08006.
@@ -36,6 +40,7 @@
 #include "access/xlog_internal.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_foreign_server.h"
+#include "commands/dbcommands.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "libpq-fe.h"
@@ -46,6 +51,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -56,6 +62,9 @@
 
 /* rows a FETCH asks for */
 #define REMOTE_FETCH_ROWS	1000
+
+/* the longest a cancel sent while an error is handled may take */
+#define REMOTE_CANCEL_MS	5000
 
 /* A connection to a standby, held while one read lasts. */
 typedef struct Remote
@@ -88,7 +97,9 @@ FindServer(const char *name, const char *argname)
 				 errhint("CREATE SERVER %s FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '...', dbname '...'); then CREATE USER MAPPING for the role that runs.",
 						 quote_identifier(name))));
 	fdw = GetForeignDataWrapper(fs->fdwid);
-	if (strcmp(fdw->fdwname, "postgres_fdw") != 0)
+	/* postgres_fdw's validator is what keeps password_required from roles without superuser */
+	if (strcmp(fdw->fdwname, "postgres_fdw") != 0 || !OidIsValid(fdw->fdwvalidator) ||
+		strcmp(get_func_name(fdw->fdwvalidator), "postgres_fdw_validator") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s: foreign server \"%s\" is of the foreign-data wrapper \"%s\", not postgres_fdw",
@@ -200,6 +211,8 @@ RefuseWithoutPassword(Remote *r, const char **keys, const char **vals, bool requ
 			 errmsg("%s: %s to server \"%s\" without a password", r->argname,
 					given ? "the connection was made" : "a role without superuser may not connect", r->server),
 			 errdetail("A role without superuser must connect with the password of its user mapping, and the server must ask for it."),
+			 given ? errhint("Make the standby ask role %s's connections for its password (pg_hba.conf: scram-sha-256).",
+							 PQuser(r->conn)) :
 			 errhint("ALTER USER MAPPING FOR %s SERVER %s OPTIONS (ADD password '...');",
 					 quote_identifier(GetUserNameFromId(GetUserId(), false)), quote_identifier(r->server))));
 }
@@ -339,6 +352,50 @@ Exec(Remote *r, const char *sql, int n, const Oid *types, const char *const *val
 	return r->res;
 }
 
+/*
+ * Cancel what runs on r's connection, at most a few seconds, and without
+ * waking for interrupts: it runs while an error is being handled.  With
+ * libpq's cancel connection (17), the cancel goes as the connection's
+ * sslmode says; before, PQcancel.
+ */
+static void
+CancelRemote(Remote *r)
+{
+#ifdef LIBPQ_HAS_ASYNC_CANCEL
+	PGcancelConn *c = PQcancelCreate(r->conn);
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), REMOTE_CANCEL_MS);
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+
+	if (c == NULL)
+		return;
+	if (PQcancelStart(c))
+	{
+		while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED &&
+			   PQcancelStatus(c) != CONNECTION_BAD)
+		{
+			long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+			int			ev = st == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+
+			if (left <= 0)
+				break;
+			(void) WaitLatchOrSocket(NULL, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH | ev, PQcancelSocket(c),
+									 left, PG_WAIT_EXTENSION);
+			st = PQcancelPoll(c);
+		}
+	}
+	PQcancelFinish(c);
+#else
+	PGcancel   *c = PQgetCancel(r->conn);
+	char		buf[256];
+
+	if (c != NULL)
+	{
+		(void) PQcancel(c, buf, sizeof(buf));
+		PQfreeCancel(c);
+	}
+#endif
+}
+
 /* Close r's connection, cancelling what runs there (on an error here). */
 static void
 Disconnect(Remote *r, bool cancel)
@@ -347,16 +404,7 @@ Disconnect(Remote *r, bool cancel)
 		PQclear(r->res);
 	r->res = NULL;
 	if (r->conn != NULL && cancel && PQtransactionStatus(r->conn) == PQTRANS_ACTIVE)
-	{
-		PGcancel   *c = PQgetCancel(r->conn);
-		char		buf[256];
-
-		if (c != NULL)
-		{
-			(void) PQcancel(c, buf, sizeof(buf));
-			PQfreeCancel(c);
-		}
-	}
+		CancelRemote(r);
 	if (r->conn != NULL)
 		PQfinish(r->conn);
 	r->conn = NULL;
@@ -365,17 +413,29 @@ Disconnect(Remote *r, bool cancel)
 	r->fd_taken = false;
 }
 
-/* The server is a standby of this server: in recovery, with our system identifier. */
+/*
+ * The server is a standby of this server: in recovery, with our system
+ * identifier, on our timeline (the one its WAL receiver streams, when it
+ * says; else that of its last restartpoint, which must not be ahead of
+ * ours), connected to our database.
+ */
 static void
 CheckStandby(Remote *r)
 {
-	PGresult   *res = Exec(r, "SELECT pg_catalog.pg_is_in_recovery(), s.system_identifier"
+	PGresult   *res = Exec(r, "SELECT pg_catalog.pg_is_in_recovery(), s.system_identifier,"
+						   " pg_catalog.current_database(),"
+						   " coalesce((SELECT w.received_tli FROM pg_catalog.pg_stat_wal_receiver w), -1),"
+						   " (SELECT c.timeline_id FROM pg_catalog.pg_control_checkpoint() c)"
 						   " FROM pg_catalog.pg_control_system() s", 0, NULL, NULL, PGRES_TUPLES_OK);
 	char		ours[32];
-	bool		recovering;
+	const char *db = get_database_name(MyDatabaseId);
+	long		streamed;
+	long		checkpointed;
+	TimeLineID	tli = GetWALInsertionTimeLine();
 
-	snprintf(ours, sizeof(ours), UINT64_FORMAT, GetSystemIdentifier());
-	if (PQntuples(res) != 1 || PQnfields(res) != 2)
+	/* pg_control_system shows the identifier as a signed bigint */
+	snprintf(ours, sizeof(ours), INT64_FORMAT, (int64) GetSystemIdentifier());
+	if (PQntuples(res) != 1 || PQnfields(res) != 5)
 		elog(ERROR, "unexpected answer of server \"%s\" to the standby check", r->server);
 	if (strcmp(PQgetvalue(res, 0, 1), ours) != 0)
 		ereport(ERROR,
@@ -383,13 +443,26 @@ CheckStandby(Remote *r)
 				 errmsg("%s: server \"%s\" is not a standby of this server", r->argname, r->server),
 				 errdetail("Its system identifier is %s, this server's %s: it is another cluster.",
 						   PQgetvalue(res, 0, 1), ours)));
-	recovering = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	if (!recovering)
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s: server \"%s\" is not in recovery", r->argname, r->server),
 				 errdetail("It is this server, or a standby of it that was promoted: its rows may differ from ours."),
 				 errhint("Name a foreign server that connects to a physical standby of this server.")));
+	if (strcmp(PQgetvalue(res, 0, 2), db) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: server \"%s\" connects to database \"%s\", not \"%s\"", r->argname, r->server,
+						PQgetvalue(res, 0, 2), db),
+				 errhint("Set the foreign server's dbname option to %s.", quote_literal_cstr(db))));
+	streamed = strtol(PQgetvalue(res, 0, 3), NULL, 10);
+	checkpointed = PQgetisnull(res, 0, 4) ? -1 : strtol(PQgetvalue(res, 0, 4), NULL, 10);
+	if ((streamed >= 0 && streamed != (long) tli) || (streamed < 0 && checkpointed > (long) tli))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s: server \"%s\" follows timeline %ld, this server is on timeline %u",
+						r->argname, r->server, streamed >= 0 ? streamed : checkpointed, tli),
+				 errdetail("Its history has parted from this server's: its rows may differ from ours.")));
 }
 
 /* What the standby has replayed. */
@@ -412,6 +485,7 @@ static void
 AwaitReplay(Remote *r, const BackfillRemoteQuery *q)
 {
 	TimestampTz start = GetCurrentTimestamp();
+	bool		said = false;
 
 	for (;;)
 	{
@@ -424,6 +498,11 @@ AwaitReplay(Remote *r, const BackfillRemoteQuery *q)
 					   r->server, LSN_FORMAT_ARGS(at), LSN_FORMAT_ARGS(q->replayed));
 		if (q->throttle != NULL)
 			BackfillThrottleAwait(q->throttle, why);
+		else if (!said)
+		{
+			ereport(NOTICE, (errmsg("%s: waiting: %s", r->argname, why)));
+			said = true;
+		}
 		else if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(), BACKFILL_THROTTLE_TIMEOUT_MS))
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -436,25 +515,53 @@ AwaitReplay(Remote *r, const BackfillRemoteQuery *q)
 }
 
 /*
- * The remote transaction: one snapshot, read only, with this session's
- * search_path and the settings that decide what values mean as text.
+ * The remote transaction: one snapshot, read only, as the role reading here,
+ * with this session's search_path and the settings that decide what values
+ * mean as text.
  */
 static void
 BeginRead(Remote *r)
 {
-	const char *settings[4];
+	const char *settings[5];
 
-	settings[0] = namespace_search_path;
-	settings[1] = GetConfigOption("TimeZone", false, false);
-	settings[2] = GetConfigOption("DateStyle", false, false);
-	settings[3] = GetConfigOption("IntervalStyle", false, false);
+	settings[0] = GetUserNameFromId(GetUserId(), false);
+	settings[1] = namespace_search_path;
+	settings[2] = GetConfigOption("TimeZone", false, false);
+	settings[3] = GetConfigOption("DateStyle", false, false);
+	settings[4] = GetConfigOption("IntervalStyle", false, false);
 	(void) Exec(r, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL, PGRES_COMMAND_OK);
+	/* the role first: "$user" in the search_path is then the role's name there too */
+	(void) Exec(r, "SELECT pg_catalog.set_config('role', $1, true)", 1, NULL, settings, PGRES_TUPLES_OK);
 	(void) Exec(r, "SELECT pg_catalog.set_config('search_path', $1, true),"
 				" pg_catalog.set_config('TimeZone', $2, true),"
 				" pg_catalog.set_config('DateStyle', $3, true),"
 				" pg_catalog.set_config('IntervalStyle', $4, true),"
 				" pg_catalog.set_config('extra_float_digits', '3', true)",
-				4, NULL, settings, PGRES_TUPLES_OK);
+				4, NULL, settings + 1, PGRES_TUPLES_OK);
+}
+
+/*
+ * The columns the standby returns are those the query returns here, of the
+ * same types: the same catalog, once replayed, and the same role and
+ * search_path.
+ */
+static void
+CheckColumns(Remote *r, const BackfillRemoteQuery *q, PGresult *res)
+{
+	if (q->coltypes == NULL)
+		return;
+	if (PQnfields(res) != q->ncols)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s: the query returns %d columns on server \"%s\", %d here",
+						r->argname, PQnfields(res), r->server, q->ncols)));
+	for (int c = 0; c < q->ncols; c++)
+		if (PQftype(res, c) != q->coltypes[c])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("%s: column \"%s\" is of type %u on server \"%s\", %s here",
+							r->argname, PQfname(res, c), PQftype(res, c), r->server,
+							format_type_be(q->coltypes[c]))));
 }
 
 /* The query read through a cursor, each row handed to fn; the rows read. */
@@ -476,6 +583,7 @@ ReadRows(Remote *r, const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *
 		if (values == NULL)
 		{
 			ncols = PQnfields(res);
+			CheckColumns(r, q, res);
 			values = palloc(sizeof(char *) * Max(1, ncols));
 		}
 		for (int i = 0; i < n; i++)
@@ -511,6 +619,8 @@ BackfillRemoteRead(const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *a
 		Connect(&r);
 		CheckStandby(&r);
 		AwaitReplay(&r, q);
+		if (q->ready != NULL)
+			q->ready(arg);
 		BeginRead(&r);
 		rows = ReadRows(&r, q, fn, arg);
 	}
@@ -526,10 +636,12 @@ BackfillRemoteRead(const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *a
 
 /*
  * Check that server names a standby of this server the current role may
- * read on (argname: what the caller calls it).
+ * read on (argname: what the caller calls it); with caught_up, wait until
+ * it has replayed what this server has written (a call waits there, before
+ * it takes its locks, rather than under them).
  */
 void
-BackfillRemoteCheck(const char *server, const char *argname)
+BackfillRemoteCheck(const char *server, const char *argname, bool caught_up)
 {
 	Remote		r;
 
@@ -540,6 +652,14 @@ BackfillRemoteCheck(const char *server, const char *argname)
 	{
 		Connect(&r);
 		CheckStandby(&r);
+		if (caught_up)
+		{
+			BackfillRemoteQuery q;
+
+			memset(&q, 0, sizeof(q));
+			q.replayed = BackfillRemoteWrittenUpTo();
+			AwaitReplay(&r, &q);
+		}
 	}
 	PG_CATCH();
 	{

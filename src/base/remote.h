@@ -26,12 +26,15 @@ typedef struct BackfillRemoteQuery
 	const char *const *paramvalues; /* as text, NULL for a NULL */
 	XLogRecPtr	replayed;		/* the standby must have replayed this far first */
 	BackfillThrottleState *throttle;	/* the run's, which waits and pauses; NULL: a call's */
+	int			ncols;			/* the query's columns here, and their types (NULL: not */
+	const Oid  *coltypes;		/* checked): the standby's must be the same */
+	void		(*ready) (void *arg);	/* once the standby has caught up, before the read, or NULL */
 } BackfillRemoteQuery;
 
 /* One row of the query: ncols values as text, NULL for a NULL. */
 typedef void (*BackfillRemoteRowFn) (void *arg, int ncols, char **values);
 
-extern void BackfillRemoteCheck(const char *server, const char *argname);
+extern void BackfillRemoteCheck(const char *server, const char *argname, bool caught_up);
 extern XLogRecPtr BackfillRemoteWrittenUpTo(void);
 extern uint64 BackfillRemoteRead(const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *arg);
 

@@ -183,7 +183,7 @@ DryRunInPlace(BackfillRun *run, BackfillTask *task, Oid relid, const char *bound
 	memset(&out, 0, sizeof(out));
 	BackfillTaskContext(run, NULL, NULL, &ctx);
 	ctx.report_only = true;
-	BackfillTaskWork(run, task, &out, &ctx);
+	BackfillTaskWork(run, task, &out, &ctx, bound);
 	dr->reconciled = ctx.reconciled;
 	BackfillFingerprintRel(relid, scope, false, &dr->after);
 	if (run->key == NIL)
@@ -210,9 +210,10 @@ DryRunComputeIn(void *arg)
 	Oid			relid = BackfillTaskRelation(run, task);
 	char	   *why = NULL;
 	char	   *bound;
+	char	   *recorded;
 
 	BackfillTaskSettings(run);
-	bound = BackfillTaskSource(run, task, NULL);
+	bound = BackfillTaskSource(run, task, NULL, &recorded);
 
 	/*
 	 * What the dry run computes over the rows is shown only to a role that

@@ -177,7 +177,7 @@ MeasureIn(void *arg)
 	BackfillTaskContext(run, NULL, NULL, &ctx);
 	wal = pgWalUsage.wal_bytes;
 	start = GetCurrentTimestamp();
-	BackfillTaskWork(run, &c->cost->task, &out, &ctx);
+	BackfillTaskWork(run, &c->cost->task, &out, &ctx, NULL);
 	v[COST_SECONDS] = (double) (GetCurrentTimestamp() - start) / 1000000.0;
 
 	/*

@@ -801,7 +801,7 @@ CheckSourceServer(PlanRequest *pr)
 	if (pr->opts.source_server == NULL)
 		return;
 	BackfillRefuseRemoteSource(pr->relid);
-	BackfillRemoteCheck(pr->opts.source_server, "options.source_server");
+	BackfillRemoteCheck(pr->opts.source_server, "options.source_server", false);
 }
 
 /*

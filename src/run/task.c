@@ -73,7 +73,6 @@
 #include "write/deleteinsert.h"
 #include "write/inplace.h"
 #include "write/merge.h"
-#include "write/remotesource.h"
 #include "write/part.h"
 #include "write/remotesource.h"
 #include "write/replace.h"
@@ -508,36 +507,42 @@ TaskDeleteInsert(BackfillRun *run, BackfillTask *task, const char *bound, Oid wr
 }
 
 /*
- * The work of one task, in the current subtransaction, in the write context
- * ctx: write the data, reconcile it (a replacement, its staging table before
- * the swap), fill out.  Rows that do not reconcile are an error, unless the
- * context only reports.
- */
-/*
  * The source of a task, bound to its window; with options.source_server,
  * computed on that standby into a temporary table (write/remotesource.c),
- * waiting with the run's throttle t for the standby to catch up.
+ * waiting with the run's throttle t for the standby to catch up: then the
+ * query reading that table, and *bound the source as bound (else NULL).
  */
 char *
-BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t)
+BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t, char **bound)
 {
-	char	   *bound = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
+	char	   *source = BackfillBindWindow(run->source, run->window_type, task->range_from, task->range_to);
 	BackfillRemoteSourceParams p;
 
+	*bound = NULL;
 	if (run->opts.source_server == NULL)
-		return bound;
+		return source;
 	memset(&p, 0, sizeof(p));
 	p.target = run->targetoid;
 	p.server = run->opts.source_server;
-	p.source = bound;
+	p.source = source;
 	p.throttle = t;
+	*bound = source;
 	return BackfillRemoteSource(&p);
 }
 
+/*
+ * The work of one task, in the current subtransaction, in the write context
+ * ctx: write the data, reconcile it (a replacement, its staging table before
+ * the swap), fill out.  Rows that do not reconcile are an error, unless the
+ * context only reports.  source: the task's source as BackfillTaskSource
+ * gave it, or NULL to ask it.
+ */
 void
-BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, BackfillWriteContext *ctx)
+BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, BackfillWriteContext *ctx,
+				 const char *source)
 {
-	char	   *bound = BackfillTaskSource(run, task, ctx->throttle);
+	char	   *recorded = NULL;
+	const char *bound = source ? source : BackfillTaskSource(run, task, ctx->throttle, &recorded);
 	Oid			relid = BackfillTaskRelation(run, task);
 	char	   *why = NULL;
 	BackfillTaskWrite how = BackfillChooseTaskWrite(run, task, relid, &why);
@@ -545,6 +550,8 @@ BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
 		(how == BACKFILL_TASK_WRITE_MERGE && run->strategy == BACKFILL_STRATEGY_AUTO);
 
 	ctx->why = why;
+	if (recorded != NULL)
+		ctx->recorded_source = recorded;
 	/* in place, the partition is written as it is once locked: checked again under the lock */
 	if (in_place)
 	{
@@ -697,7 +704,7 @@ BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out, 
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		if (timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, timeout_ms);
-		BackfillTaskWork(run, task, out, ctx);
+		BackfillTaskWork(run, task, out, ctx, NULL);
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);

@@ -68,9 +68,10 @@ typedef enum BackfillTaskWrite
 extern BackfillTaskWrite BackfillChooseTaskWrite(BackfillRun *run, BackfillTask *task, Oid relid, char **why);
 extern void BackfillTaskContext(BackfillRun *run, BackfillThrottleState *throttle, const char *expected,
 								BackfillWriteContext *ctx);
-extern char *BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t);
+extern char *BackfillTaskSource(BackfillRun *run, BackfillTask *task, BackfillThrottleState *t,
+								char **bound);
 extern void BackfillTaskWork(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
-							 BackfillWriteContext *ctx);
+							 BackfillWriteContext *ctx, const char *source);
 extern void BackfillTaskRun(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out,
 							BackfillWriteContext *ctx);
 extern void BackfillTaskRecord(BackfillRun *run, BackfillTask *task, BackfillTaskOutcome *out);

@@ -30,6 +30,13 @@ BackfillWriteContextInit(BackfillWriteContext *ctx, Oid extschema)
 	ctx->reconciled = true;
 }
 
+/* The source a write's record names: the context's, when it read its rows from elsewhere. */
+const char *
+BackfillWriteRecordedSource(const BackfillWriteContext *ctx, const char *source)
+{
+	return ctx->recorded_source ? ctx->recorded_source : source;
+}
+
 /*
  * Reconcile the measures of the rows written (a query) with the source's
  * (the task's source, bound to its window), when the context has measures:

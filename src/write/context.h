@@ -30,6 +30,8 @@ typedef struct BackfillWriteContext
 	bool		report_only;	/* rows that do not reconcile are reported, not an error */
 	const char *expected_before;	/* a retry: the old rows the first attempt saw, or NULL */
 	BackfillThrottleState *throttle;	/* the run's yield to production, or NULL */
+	const char *recorded_source;	/* the source the record names when the write reads
+									 * its rows from elsewhere (a standby's), or NULL */
 	MemoryContext cxt;			/* where what is told back lives */
 
 	/* told back as the write goes: a caller catching its error still reads them */
@@ -41,6 +43,7 @@ typedef struct BackfillWriteContext
 } BackfillWriteContext;
 
 extern void BackfillWriteContextInit(BackfillWriteContext *ctx, Oid extschema);
+extern const char *BackfillWriteRecordedSource(const BackfillWriteContext *ctx, const char *source);
 extern void BackfillWriteReconcile(BackfillWriteContext *ctx, const char *written,
 								   const char *source);
 

@@ -212,7 +212,7 @@ BackfillDeleteInsert(const BackfillDeleteInsertParams *p, BackfillWriteContext *
 		escape_json(&details, scope);
 	}
 	appendStringInfoString(&details, ", \"source\": ");
-	escape_json(&details, p->source);
+	escape_json(&details, BackfillWriteRecordedSource(ctx, p->source));
 	appendStringInfoChar(&details, '}');
 	r->log_id = BackfillLogWriteChange(ctx->extschema, "delete_insert", p->target,
 									   p->lockrel != p->targetoid ? BackfillQualifiedName(p->lockrel) : NULL,

@@ -67,6 +67,7 @@
 #include "base/compat.h"
 #include "base/extension.h"
 #include "base/relation.h"
+#include "base/remote.h"
 #include "base/spi_util.h"
 #include "hash/fingerprint.h"
 #include "hash/rowhash.h"
@@ -777,7 +778,8 @@ BackfillMerge(const BackfillMergeParams *p, BackfillWriteContext *ctx, BackfillM
 	MemoryContext caller = CurrentMemoryContext;
 
 	memset(&m, 0, sizeof(m));
-	m.source = m.recorded = p->source;
+	m.source = p->source;
+	m.recorded = BackfillWriteRecordedSource(ctx, p->source);
 	m.keys = p->keys;
 	m.scope = p->scope;
 
@@ -863,7 +865,10 @@ backfill_merge(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("backfill_merge()");
 	BackfillRequireCoordinator("backfill_merge");
 	if (p.source_server != NULL)
+	{
 		BackfillRefuseRemoteSourceAfterWrites("backfill_merge");
+		BackfillRemoteCheck(p.source_server, "options.source_server", true);
+	}
 
 	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
 	BackfillMerge(&p, &ctx, &r);

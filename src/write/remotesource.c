@@ -54,6 +54,7 @@ typedef struct SourceRows
 	CommandId	cid;
 	MemoryContext rowcxt;		/* reset for each row */
 	const char *server;
+	char	   *table;			/* its name, qualified */
 } SourceRows;
 
 /* One row read on the standby, into the table. */
@@ -185,6 +186,37 @@ BackfillRefuseRemoteSourceAfterWrites(const char *func)
 }
 
 /*
+ * Once the standby has caught up: the temporary table made and opened, each
+ * column's input function found.  (Made only now, so that no transaction ID
+ * is taken for it while the wait lasts.)
+ */
+static void
+SourceTableReady(void *arg)
+{
+	SourceRows *s = (SourceRows *) arg;
+	int			n = Max(1, s->desc->natts);
+
+	s->table = CreateSourceTable(s->desc);
+	CommandCounterIncrement();
+	s->rel = table_open(get_relname_relid(strchr(s->table, '.') + 1, LookupExplicitNamespace("pg_temp", false)),
+						RowExclusiveLock);
+	s->in = palloc(sizeof(FmgrInfo) * n);
+	s->ioparam = palloc(sizeof(Oid) * n);
+	s->values = palloc(sizeof(Datum) * n);
+	s->nulls = palloc(sizeof(bool) * n);
+	for (int i = 0; i < s->desc->natts; i++)
+	{
+		Oid			infunc;
+
+		getTypeInputInfo(TupleDescAttr(s->desc, i)->atttypid, &infunc, &s->ioparam[i]);
+		fmgr_info(infunc, &s->in[i]);
+	}
+	s->bistate = GetBulkInsertState();
+	s->cid = GetCurrentCommandId(true);
+	s->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "backfill source row", ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
  * Compute p->source on p->server into a temporary table: the query that
  * reads it (its columns, in the source's order), in the caller's memory.
  * Its parameters, if any, are ignored by the query returned: they were
@@ -196,8 +228,8 @@ BackfillRemoteSource(const BackfillRemoteSourceParams *p)
 	MemoryContext caller = CurrentMemoryContext;
 	BackfillRemoteQuery q;
 	SourceRows	s;
-	char	   *table;
 	StringInfoData cols;
+	Oid		   *types;
 	char	   *query;
 
 	BackfillRefuseRemoteSource(p->target);
@@ -205,28 +237,15 @@ BackfillRemoteSource(const BackfillRemoteSourceParams *p)
 		elog(ERROR, "SPI_connect failed");
 	memset(&s, 0, sizeof(s));
 	s.desc = DescribeSource(p);
-	table = CreateSourceTable(s.desc);
-	CommandCounterIncrement();
-	s.rel = table_open(get_relname_relid(strchr(table, '.') + 1, LookupExplicitNamespace("pg_temp", false)),
-					   RowExclusiveLock);
 	s.server = p->server;
-	s.in = palloc(sizeof(FmgrInfo) * Max(1, s.desc->natts));
-	s.ioparam = palloc(sizeof(Oid) * Max(1, s.desc->natts));
-	s.values = palloc(sizeof(Datum) * Max(1, s.desc->natts));
-	s.nulls = palloc(sizeof(bool) * Max(1, s.desc->natts));
+	types = palloc(sizeof(Oid) * Max(1, s.desc->natts));
 	initStringInfo(&cols);
 	for (int i = 0; i < s.desc->natts; i++)
 	{
-		Oid			infunc;
-
-		getTypeInputInfo(TupleDescAttr(s.desc, i)->atttypid, &infunc, &s.ioparam[i]);
-		fmgr_info(infunc, &s.in[i]);
+		types[i] = TupleDescAttr(s.desc, i)->atttypid;
 		appendStringInfo(&cols, "%s%s", i > 0 ? ", " : "",
 						 quote_identifier(NameStr(TupleDescAttr(s.desc, i)->attname)));
 	}
-	s.bistate = GetBulkInsertState();
-	s.cid = GetCurrentCommandId(true);
-	s.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "backfill source row", ALLOCSET_DEFAULT_SIZES);
 
 	memset(&q, 0, sizeof(q));
 	q.server = p->server;
@@ -237,12 +256,15 @@ BackfillRemoteSource(const BackfillRemoteSourceParams *p)
 	q.paramvalues = ParamsAsText(p->nargs, p->argtypes, p->params);
 	q.replayed = BackfillRemoteWrittenUpTo();
 	q.throttle = p->throttle;
+	q.ncols = s.desc->natts;
+	q.coltypes = types;
+	q.ready = SourceTableReady;
 	(void) BackfillRemoteRead(&q, InsertRow, &s);
 
 	FreeBulkInsertState(s.bistate);
 	table_close(s.rel, NoLock);
 	CommandCounterIncrement();
-	query = MemoryContextStrdup(caller, psprintf("SELECT %s FROM %s", cols.data, table));
+	query = MemoryContextStrdup(caller, psprintf("SELECT %s FROM %s", cols.data, s.table));
 	SPI_finish();
 	return query;
 }

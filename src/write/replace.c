@@ -42,6 +42,7 @@
 #include "base/compat.h"
 #include "base/extension.h"
 #include "base/relation.h"
+#include "base/remote.h"
 #include "base/spi_util.h"
 #include "hash/fingerprint.h"
 #include "record/log.h"
@@ -537,7 +538,8 @@ BackfillReplace(const BackfillReplaceParams *p, BackfillWriteContext *ctx, Backf
 
 	BackfillSwapIn(&bp, staging, p->keep_old, p->lock_timeout_ms, p->max_attempts, &r->swap);
 
-	r->log_id = LogSwap(ctx, "replace", &bp, &r->swap, &r->before, &r->after, &times, "source", p->source);
+	r->log_id = LogSwap(ctx, "replace", &bp, &r->swap, &r->before, &r->after, &times, "source",
+						BackfillWriteRecordedSource(ctx, p->source));
 	SPI_finish();
 }
 
@@ -571,7 +573,10 @@ backfill_replace_partition(PG_FUNCTION_ARGS)
 	BackfillRequireCoordinator("backfill_replace_partition");
 	BackfillRefuseTransactionSnapshot("backfill_replace_partition");
 	if (p.source_server != NULL)
+	{
 		BackfillRefuseRemoteSourceAfterWrites("backfill_replace_partition");
+		BackfillRemoteCheck(p.source_server, "options.source_server", true);
+	}
 
 	BackfillWriteContextInit(&ctx, BackfillExtensionSchema(fcinfo));
 	BackfillReplace(&p, &ctx, &r);
