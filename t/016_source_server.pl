@@ -5,17 +5,20 @@
 # primary.
 # - A run with source_server writes the standby's rows, equal (EXCEPT ALL both ways) to the
 #   same run with a local source of the same rows; its dry run computes there too.
+# - Each task's record names the source as bound; the direct calls (a replacement, a merge)
+#   compute on the standby too, and are refused in a transaction that has written.
 # - Rows committed on the primary while the standby's replay is paused are in the task's
-#   result: the task waits until the standby has replayed them (without the wait it would read
-#   the paused standby, which lacks them).
+#   result: the run waits until the standby has replayed them (without the wait it would read
+#   the paused standby, which lacks them), between tasks, holding no transaction ID.
 # - A standby that does not catch up within throttle_timeout_ms pauses the run (57000), the
-#   wait shown in backfill_progress's activity while it lasts, the task rolled back.
+#   wait shown in backfill_progress's activity while it lasts, no task done.
 # - A function the source calls, replaced on the primary after the first task, blocks the run
 #   before its second: the code is checked here, and the standby runs what it has replayed.
-# - A server that is the primary itself, or another cluster, is refused at plan time, naming
-#   the server; so are an unknown server and a role without USAGE on it.
+# - A server that is the primary itself, another cluster, or the standby's other database is
+#   refused at plan time, naming the server; so are an unknown server and a role without USAGE.
 # - A role without superuser needs a password in its user mapping; a wrong one is said
-#   without echoing it.
+#   without echoing it.  The query runs there as the role running here: a mapping whose user
+#   may not become it is refused.
 # - A cancel of the run's backend reaches the query on the standby; a standby that stops
 #   mid-task fails the task with 08006 and leaves the partition as it was.
 use strict;
@@ -24,6 +27,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
@@ -145,6 +149,14 @@ $primary->poll_query_until('postgres',
 	"SELECT activity LIKE '%waits: server \"standby\" has replayed the WAL up to %' FROM backfill_progress WHERE run_id = $run")
   or die 'the run never showed its wait';
 pass('while the standby is paused, backfill_progress shows the run waiting for it');
+my $free = 0;
+for (1 .. 10)
+{
+	$free++ if $primary->safe_psql('postgres',
+		"SELECT backend_xid IS NULL FROM pg_stat_activity WHERE query LIKE 'CALL backfill_run($run)%'") eq 't';
+	usleep(100_000);
+}
+cmp_ok($free, '>=', 8, 'the run waits between tasks: no transaction ID held while the standby catches up');
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 $h->quit;
 is($primary->safe_psql('postgres', "SELECT status FROM backfill_runs WHERE id = $run"), 'done', 'the run went on once replay resumed');

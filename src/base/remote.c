@@ -231,9 +231,12 @@ WaitSocket(PGconn *conn, int events)
 	}
 }
 
-/* Connect r to its server as the current role. */
-static void
-Connect(Remote *r)
+/*
+ * Connect r to its server as the current role.  False when the server
+ * cannot be reached and quiet is set (else that is an error).
+ */
+static bool
+Connect(Remote *r, bool quiet)
 {
 	ForeignServer *fs = FindServer(r->server, r->argname);
 	UserMapping *um = GetUserMapping(GetUserId(), fs->serverid);
@@ -258,6 +261,8 @@ Connect(Remote *r)
 		WaitSocket(r->conn, st == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE);
 		st = PQconnectPoll(r->conn);
 	}
+	if (PQstatus(r->conn) != CONNECTION_OK && quiet)
+		return false;
 	if (PQstatus(r->conn) != CONNECTION_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION),
@@ -265,6 +270,7 @@ Connect(Remote *r)
 				 errdetail_internal("%s", pchomp(PQerrorMessage(r->conn)))));
 	PQsetNoticeProcessor(r->conn, IgnoreNotice, NULL);
 	RefuseWithoutPassword(r, keys, vals, required, true);
+	return true;
 }
 
 /* The connection broke: 08006, with what libpq says. */
@@ -476,6 +482,14 @@ Replayed(Remote *r)
 	return DatumGetLSN(DirectFunctionCall1(pg_lsn_in, CStringGetDatum(PQgetvalue(res, 0, 0))));
 }
 
+/* What a wait for the standby's replay says. */
+static char *
+ReplayReason(Remote *r, XLogRecPtr at, XLogRecPtr needed)
+{
+	return psprintf("server \"%s\" has replayed the WAL up to %X/%X, the read needs %X/%X",
+					r->server, LSN_FORMAT_ARGS(at), LSN_FORMAT_ARGS(needed));
+}
+
 /*
  * Wait until the standby has replayed up to q->replayed.  A run's throttle
  * shows the wait and pauses the run after throttle_timeout_ms (57000); a
@@ -494,8 +508,7 @@ AwaitReplay(Remote *r, const BackfillRemoteQuery *q)
 
 		if (at >= q->replayed)
 			break;
-		why = psprintf("server \"%s\" has replayed the WAL up to %X/%X, the read needs %X/%X",
-					   r->server, LSN_FORMAT_ARGS(at), LSN_FORMAT_ARGS(q->replayed));
+		why = ReplayReason(r, at, q->replayed);
 		if (q->throttle != NULL)
 			BackfillThrottleAwait(q->throttle, why);
 		else if (!said)
@@ -616,7 +629,7 @@ BackfillRemoteRead(const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *a
 	r.argname = q->argname;
 	PG_TRY();
 	{
-		Connect(&r);
+		(void) Connect(&r, false);
 		CheckStandby(&r);
 		AwaitReplay(&r, q);
 		if (q->ready != NULL)
@@ -650,7 +663,7 @@ BackfillRemoteCheck(const char *server, const char *argname, bool caught_up)
 	r.argname = argname;
 	PG_TRY();
 	{
-		Connect(&r);
+		(void) Connect(&r, false);
 		CheckStandby(&r);
 		if (caught_up)
 		{
@@ -668,6 +681,46 @@ BackfillRemoteCheck(const char *server, const char *argname, bool caught_up)
 	}
 	PG_END_TRY();
 	Disconnect(&r, false);
+}
+
+/*
+ * Why a read on server must wait now: what it has replayed falls short of
+ * what this server has written (the reason, as a wait shows it), or NULL,
+ * also when it cannot be reached (the read will fail on it).  The server is
+ * checked as a read checks it.
+ */
+char *
+BackfillRemoteBehind(const char *server, const char *argname)
+{
+	Remote		r;
+	char	   *volatile why = NULL;
+
+	memset(&r, 0, sizeof(r));
+	r.server = server;
+	r.argname = argname;
+	PG_TRY();
+	{
+		XLogRecPtr	needed;
+		XLogRecPtr	at;
+
+		/* a server that cannot be reached is the task's to fail on, and record */
+		if (Connect(&r, true))
+		{
+			CheckStandby(&r);
+			needed = BackfillRemoteWrittenUpTo();
+			at = Replayed(&r);
+			if (at < needed)
+				why = ReplayReason(&r, at, needed);
+		}
+	}
+	PG_CATCH();
+	{
+		Disconnect(&r, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	Disconnect(&r, false);
+	return why;
 }
 
 /*

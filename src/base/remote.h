@@ -36,6 +36,7 @@ typedef void (*BackfillRemoteRowFn) (void *arg, int ncols, char **values);
 
 extern void BackfillRemoteCheck(const char *server, const char *argname, bool caught_up);
 extern XLogRecPtr BackfillRemoteWrittenUpTo(void);
+extern char *BackfillRemoteBehind(const char *server, const char *argname);
 extern uint64 BackfillRemoteRead(const BackfillRemoteQuery *q, BackfillRemoteRowFn fn, void *arg);
 
 #endif							/* BACKFILL_REMOTE_H */

@@ -574,12 +574,25 @@ BackfillThrottleDisarm(BackfillThrottleState *t)
 BackfillThrottleVerdict
 BackfillThrottleLook(BackfillThrottleState *t)
 {
+	return BackfillThrottleLookWith(t, NULL);
+}
+
+/*
+ * BackfillThrottleLook, with a condition of the caller's besides the run's
+ * options: why the run must wait for it, or NULL (waited for, paused for,
+ * shown as the options' are).
+ */
+BackfillThrottleVerdict
+BackfillThrottleLookWith(BackfillThrottleState *t, const char *also)
+{
 	char	   *why;
 	bool		pause;
 
 	if (t == NULL)
 		return BACKFILL_THROTTLE_GO;
 	why = ThrottleReason(t, &pause);
+	if (why == NULL && also != NULL)
+		why = MemoryContextStrdup(t->cxt, also);
 	t->last_check = GetCurrentTimestamp();
 	if (why != NULL && !pause)
 	{

@@ -59,6 +59,7 @@ extern BackfillThrottleState *BackfillThrottleArm(const BackfillThrottle *opts, 
 												  const char *search_path, MemoryContext cxt);
 extern void BackfillThrottleDisarm(BackfillThrottleState *t);
 extern BackfillThrottleVerdict BackfillThrottleLook(BackfillThrottleState *t);
+extern BackfillThrottleVerdict BackfillThrottleLookWith(BackfillThrottleState *t, const char *also);
 extern void BackfillThrottleSleep(BackfillThrottleState *t);
 extern bool BackfillThrottleWait(BackfillThrottleState *t);
 extern void BackfillThrottleStoppedElsewhere(BackfillThrottleState *t, const char *status);

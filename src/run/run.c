@@ -54,6 +54,7 @@
 #include "base/citus.h"
 #include "base/compat.h"
 #include "base/extension.h"
+#include "base/remote.h"
 #include "base/relation.h"
 #include "base/spi_util.h"
 #include "base/throttle.h"
@@ -438,18 +439,23 @@ ThrottlePause(RunCall *call, BackfillRun *run)
 }
 
 /*
- * Before a task, outside any lock: wait while production needs it.  Each
- * look at the conditions is committed before the sleep that follows it, so
- * a wait holds no snapshot and no transaction ID (it holds back no VACUUM),
- * and every look sees what other sessions committed: a pause or a cancel of
- * the run ends the wait at the next look.  False when the call ends.
+ * Before a task, outside any lock: wait while production needs it, and,
+ * with options.source_server, until the standby has replayed what this
+ * server has written (the task then waits there only for what it adds).
+ * Each look at the conditions is committed before the sleep that follows
+ * it, so a wait holds no snapshot and no transaction ID (it holds back no
+ * VACUUM), and every look sees what other sessions committed: a pause or a
+ * cancel of the run ends the wait at the next look.  False when the call
+ * ends.
  */
 static bool
 RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
 {
 	for (;;)
 	{
-		BackfillThrottleVerdict v = BackfillThrottleLook(call->throttle);
+		char	   *behind = run->opts.source_server ?
+			BackfillRemoteBehind(run->opts.source_server, "options.source_server") : NULL;
+		BackfillThrottleVerdict v = BackfillThrottleLookWith(call->throttle, behind);
 
 		if (v == BACKFILL_THROTTLE_GO)
 			return true;
