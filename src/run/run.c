@@ -200,6 +200,8 @@ typedef struct RunCall
 	MemoryContext cxt;			/* lives as long as the call (failed_here, stop_error) */
 	BackfillPlannedTasks *planned;		/* the plan's tasks, checked at the call's first task */
 	BackfillThrottleState *throttle;	/* the run's yield to production, or NULL */
+	char	   *source_server;	/* options.source_server, in cxt (NULL: none): the run
+								 * read again in a step lives in that step's memory */
 	bool		working;		/* it holds the run's worker lock (run/worker.c) */
 } RunCall;
 
@@ -282,7 +284,9 @@ RunCallStart(Oid extschema, RunCall *call, BackfillRun *run)
 	BackfillWorkerEnter(run);
 	BackfillCommitStep();
 	/* a standby computing the source is waited for as the throttle waits */
-	if (BackfillThrottleWanted(&run->opts.throttle) || run->opts.source_server != NULL)
+	if (run->opts.source_server != NULL)
+		call->source_server = MemoryContextStrdup(call->cxt, run->opts.source_server);
+	if (BackfillThrottleWanted(&run->opts.throttle) || call->source_server != NULL)
 		call->throttle = BackfillThrottleArm(&run->opts.throttle, runid, extschema, GetUserId(),
 											 run->opts.search_path, call->cxt);
 	return true;
@@ -453,8 +457,8 @@ RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
 {
 	for (;;)
 	{
-		char	   *behind = run->opts.source_server ?
-			BackfillRemoteBehind(run->opts.source_server, "options.source_server") : NULL;
+		char	   *behind = call->source_server ?
+			BackfillRemoteBehind(call->source_server, "options.source_server") : NULL;
 		BackfillThrottleVerdict v = BackfillThrottleLookWith(call->throttle, behind);
 
 		if (v == BACKFILL_THROTTLE_GO)
