@@ -11,11 +11,13 @@
  * back: the first, the largest and the smallest by the planner's rows
  * when they differ from the first's, and the DEFAULT partition's.  Each measured task gives its rows, the bytes of its
  * relation after it (heap, TOAST, indexes), the WAL this backend wrote for
- * it (pgWalUsage), its time, the time its swap held its locks (with the
- * flush of its WAL a COMMIT waits for, not the COMMIT's drop of the old
- * files and their buffers, which a rollback cannot show), and the disk
+ * it (pgWalUsage), its time, the time its swap held its locks, and the disk
  * it needed beyond what the table held (a replacement's new copy, beside the
  * old one until the commit; a write in place, what the relation grew).
+ * A swap's locks are held to the end of the run's COMMIT, which flushes
+ * the task's WAL and drops the old files and their buffers: the estimate
+ * flushes the WAL before it rolls back, and times the rollback, which drops
+ * the new files and their buffers, alike in size, under the same locks.
  * Every other task is scaled from them: each figure as a + b * (the
  * planner's rows), fitted over the measured tasks (a proportion when one
  * task was measured, or when the fit would give a negative constant).
@@ -151,6 +153,7 @@ typedef struct MeasureCall
 {
 	BackfillRun *run;
 	TaskCost   *cost;
+	instr_time	done;			/* when the task was done, before its rollback */
 } MeasureCall;
 
 /* Do the task as the run would, with no throttle, and note what it cost. */
@@ -183,7 +186,8 @@ MeasureIn(void *arg)
 	/*
 	 * A swap's locks are held until its COMMIT has flushed the WAL: flush
 	 * what the task wrote now (harmless: flushed WAL is only WAL on disk
-	 * sooner) and count that time in, as the run's locked_ms counts its COMMIT.
+	 * sooner) and count that time in, as the run's locked_ms counts its
+	 * COMMIT; the rollback's time is counted in by the caller.
 	 */
 	if (!INSTR_TIME_IS_ZERO(ctx.locked_at))
 	{
@@ -200,6 +204,7 @@ MeasureIn(void *arg)
 	v[COST_DISK] = !INSTR_TIME_IS_ZERO(ctx.locked_at) ? (double) (heap + toast + index)
 		: (double) Max(heap + toast + index - before, 0);
 	c->cost->measured = true;
+	INSTR_TIME_SET_CURRENT(c->done);
 }
 
 /*
@@ -238,6 +243,9 @@ MeasureSome(BackfillRun *run, TaskCost *tasks, int n)
 
 		CHECK_FOR_INTERRUPTS();
 		BackfillCallRolledBack(MeasureIn, &c);
+		/* the rollback dropped the new files as the COMMIT drops the old, locks held */
+		if (c.cost->v[COST_LOCKED] > 0)
+			c.cost->v[COST_LOCKED] += BackfillMsSince(c.done) / 1000.0;
 	}
 }
 
