@@ -450,7 +450,9 @@ ThrottlePause(RunCall *call, BackfillRun *run)
  * it, so a wait holds no snapshot and no transaction ID (it holds back no
  * VACUUM), and every look sees what other sessions committed: a pause or a
  * cancel of the run ends the wait at the next look.  False when the call
- * ends.
+ * ends.  The run here is as the step before read it, its text gone with
+ * that step's memory: only its numbers are read (what the wait needs of its
+ * options is in call).
  */
 static bool
 RunWaitForProduction(Oid extschema, RunCall *call, BackfillRun *run)
