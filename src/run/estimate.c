@@ -191,7 +191,7 @@ MeasureIn(void *arg)
 	 */
 	if (!INSTR_TIME_IS_ZERO(ctx.locked_at))
 	{
-		XLogFlush(GetXLogInsertRecPtr());
+		XLogFlush(XactLastRecEnd);
 		v[COST_LOCKED] = BackfillMsSince(ctx.locked_at) / 1000.0;
 	}
 	v[COST_WAL] = (double) (pgWalUsage.wal_bytes - wal);

@@ -37,6 +37,7 @@
 #include "access/nbtree.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/partition.h"
@@ -417,6 +418,14 @@ BackfillSwapIn(BackfillPart *bp, Oid staging, bool keep_old,
 
 	BackfillCitusDescribe(bp->parent, &cr);
 	files = cr.kind == BACKFILL_CITUS_NONE && BackfillCanSwapFiles(bp->part, staging, keep_old, &indexpairs);
+
+	/*
+	 * Write out the staging copy's WAL before taking the locks, so that the
+	 * COMMIT that releases them flushes only the swap's few records, not
+	 * megabytes (and a new WAL segment to create among them) while readers
+	 * queue behind the partition.  Flushing sooner changes nothing else.
+	 */
+	XLogFlush(XactLastRecEnd);
 	result->attempts = BackfillLockForSwap(bp, !files, lock_timeout_ms, max_attempts);
 	BackfillAssertSwapLocks(bp, staging, !files, "swap lock");
 	INSTR_TIME_SET_CURRENT(start);
