@@ -5,11 +5,14 @@
 -- code changed (55000).  An estimate leaves no trace: the table fingerprints as before, no
 -- staging table is left, backfill_runs, backfill_tasks and backfill_log are as they were.  It
 -- returns one row per task left and a total: a measured task's rows are the rows its source
--- gives, the total sums the tasks, the first task is measured and a task is either measured or
--- scaled by the planner's rows; the tasks of a run half done are those left.
+-- gives, the total sums the tasks, the first task is measured and every other task is scaled
+-- by its partition's rows as pg_class counts them; by the planner's rows when its partition
+-- was never counted, is empty, or when no measured task's partition was counted.  An estimate
+-- of a merge run holds no lock on the partitions it did not measure.  The tasks of a run half
+-- done are those left.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(19);
+SELECT plan(24);
 
 CREATE ROLE regress_est_other;
 CREATE TABLE est_src (id bigint, day date, amount numeric(12,2));
@@ -58,12 +61,42 @@ SELECT is((SELECT count(*) FROM e WHERE task IS NULL AND how LIKE 'total: 4 task
 SELECT is((SELECT how FROM e WHERE task = 1), 'measured', 'the first task is measured');
 SELECT is((SELECT rows FROM e WHERE task = 1), (SELECT count(*) FROM est_model WHERE day = '2026-03-10'),
 	'a measured task''s rows are the rows its source gives');
-SELECT ok((SELECT bool_and(how = 'measured' OR how ~ '^scaled by the planner''s [0-9]+ rows$') FROM e WHERE task IS NOT NULL),
-	'every other task is measured or scaled by the planner''s rows');
+SELECT is((SELECT count(*) FILTER (WHERE e.how = format('scaled by its partition''s %s rows', c.reltuples)) || ' of ' || count(*)
+		   FROM e JOIN pg_class c ON c.oid = e.partition::regclass WHERE e.task IS NOT NULL AND e.how <> 'measured'),
+	'2 of 2', 'every other task is scaled by its partition''s rows, as pg_class counts them');
 SELECT is((SELECT rows FROM e WHERE task IS NULL), (SELECT sum(rows)::bigint FROM e WHERE task IS NOT NULL), 'the total sums the tasks');
 SELECT ok((SELECT bool_and(heap_bytes > 0 AND index_bytes > 0 AND wal_bytes > 0 AND seconds > 0 AND extra_disk_bytes > 0)
 		   FROM e WHERE how = 'measured'), 'a measured replacement built a heap and an index, wrote WAL, took time and disk');
 SELECT ok((SELECT locked_seconds FROM e WHERE task = 1) > 0, 'and its swap held its locks for a while');
+
+-- partitions never counted, or empty: the planner's rows
+CREATE TABLE est_new (LIKE est) PARTITION BY RANGE (day);
+SELECT format('CREATE TABLE %I PARTITION OF est_new FOR VALUES FROM (%L) TO (%L)', 'est_new_' || to_char(d, 'MMDD'), d::date, d::date + 1)
+FROM generate_series(date '2026-03-10', date '2026-03-13', interval '1 day') d \gexec
+CREATE TABLE est_flat AS SELECT * FROM est_src WHERE id <= 4000;	-- 1,000 rows a day
+ANALYZE est_flat;
+CREATE TEMP TABLE r3 AS SELECT backfill_plan('est_new', '2026-03-10', '2026-03-14',
+	'SELECT * FROM est_flat WHERE day >= $1 AND day < $2') AS id;
+SELECT ok((SELECT bool_and(how ~ '^scaled by the planner''s [0-9]+ rows$') FROM backfill_estimate((SELECT id FROM r3))
+		   WHERE task IS NOT NULL AND how <> 'measured'), 'partitions never counted: scaled by the planner''s rows');
+ANALYZE est_new;
+SELECT ok((SELECT bool_and(how ~ '^scaled by the planner''s [0-9]+ rows$') FROM backfill_estimate((SELECT id FROM r3))
+		   WHERE task IS NOT NULL AND how <> 'measured'), 'partitions counted empty: scaled by the planner''s rows');
+INSERT INTO est_new SELECT * FROM est_flat WHERE day > '2026-03-10';
+ANALYZE est_new;
+SELECT ok((SELECT bool_and(how ~ '^scaled by the planner''s [0-9]+ rows$') FROM backfill_estimate((SELECT id FROM r3))
+		   WHERE task IS NOT NULL AND how <> 'measured'),
+	'the measured partition empty, the others counted alike: scaled by the planner''s rows, as the measured task was');
+
+-- a merge run: the estimate locks no partition it does not measure
+CREATE TEMP TABLE r4 AS SELECT backfill_plan('est', '2026-03-10', '2026-03-14',
+	'SELECT * FROM est_model WHERE day >= $1 AND day < $2', 'merge', '{id}') AS id;
+CREATE TEMP TABLE locks_before AS SELECT l.relation, l.mode FROM pg_locks l WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation';
+SELECT is((SELECT count(*) FROM backfill_estimate((SELECT id FROM r4)) WHERE task IS NOT NULL), 4::bigint, 'a merge run estimated');
+SELECT is((SELECT string_agg(c.relname || ' ' || l.mode, ',') FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+		   WHERE l.pid = pg_backend_pid() AND c.relname LIKE 'est\_03%' AND l.mode <> 'AccessShareLock'
+		   AND (l.relation, l.mode) NOT IN (SELECT relation, mode FROM locks_before)), NULL,
+	'and holds no lock it did not hold before on a partition, but ACCESS SHARE');
 
 -- a run half done: what is left; a finished run: nothing
 UPDATE backfill_tasks_data SET status = 'done' WHERE run_id = (SELECT id FROM r) AND task <= 2;

@@ -4,23 +4,30 @@
  *		backfill_estimate: what a planned run will cost, task by task,
  *		measured on a few of its tasks and scaled to the others.
  *
- * The tasks left (neither done nor skipped) are each given the planner's
- * row estimate of their bound source (EXPLAIN, as the caller, under the
- * run's search_path).  A few are then done for real, as the run would do
- * them but with no throttle, inside a subtransaction that is always rolled
- * back: the first, the largest and the smallest by the planner's rows
- * when they differ from the first's, and the DEFAULT partition's.  Each measured task gives its rows, the bytes of its
+ * The tasks left (neither done nor skipped) are each given the rows they
+ * are scaled by: their partition's, as pg_class counts them from the last
+ * VACUUM or ANALYZE (a catalog read: no relation opened, nothing planned),
+ * or, for a partition never counted or counted empty, the DEFAULT partition
+ * and a plain table's chunks, the planner's row estimate of their bound
+ * source (EXPLAIN, as the caller, under the run's search_path).  A few are
+ * then done for real, as the run would do them but with no throttle, inside
+ * a subtransaction that is always rolled back: the first, the largest and
+ * the smallest by those rows when they differ from the first's, and the
+ * DEFAULT partition's; each is explained too.
+ * Each measured task gives its rows, the bytes of its
  * relation after it (heap, TOAST, indexes), the WAL this backend wrote for
  * it (pgWalUsage), its time, the time its swap held its locks, and the disk
  * it needed beyond what the table held (a replacement's new copy, beside the
  * old one until the commit; a write in place, what the relation grew).
  * A swap's locks are held to the end of the run's COMMIT, which flushes
- * the task's WAL and drops the old files and their buffers: the estimate
+ * the swap's WAL and drops the old files and their buffers: the estimate
  * flushes the WAL before it rolls back, and times the rollback, which drops
  * the new files and their buffers, alike in size, under the same locks.
- * Every other task is scaled from them: each figure as a + b * (the
- * planner's rows), fitted over the measured tasks (a proportion when one
- * task was measured, or when the fit would give a negative constant).
+ * Every other task is scaled from them: each figure as a + b * its rows,
+ * fitted over the measured tasks by the same kind of rows (a proportion when
+ * one task was measured, or when the fit would give a negative constant); a
+ * task whose kind of rows no measured task has is explained and scaled by
+ * the planner's.
  *
  * Each physical standby's replayed position is read before and after the
  * measured tasks: what it replayed meanwhile is its pace, from which a row
@@ -37,6 +44,8 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_partitioned_table.h"
 #include "catalog/pg_type.h"
 #include "executor/instrument.h"
@@ -48,6 +57,7 @@
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/pg_lsn.h"
+#include "utils/regproc.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
@@ -74,10 +84,15 @@ enum
 typedef struct TaskCost
 {
 	BackfillTask task;
-	double		planner_rows;	/* the planner's estimate of its bound source */
+	Oid			relid;			/* its partition, found without a lock; InvalidOid if none */
+	double		part_rows;		/* its partition's rows as VACUUM or ANALYZE last counted them; 0: none */
+	double		planner_rows;	/* the planner's estimate of its bound source; 0: not asked */
 	bool		measured;
 	double		v[COST_FIGURES];
 } TaskCost;
+
+/* What a task is scaled by: its partition's rows when it has them, else the planner's. */
+#define SCALE_ROWS(t) ((t)->part_rows > 0 ? (t)->part_rows : (t)->planner_rows)
 
 /* The tasks of the run left to do, each with the planner's rows. */
 static TaskCost *
@@ -90,7 +105,8 @@ TasksLeft(BackfillRun *run, int *n)
 	SPITupleTable *tt;
 
 	if (BackfillStateExec(run->extschema,
-						  psprintf("SELECT task, partition, range_from, range_to, attempts FROM %s"
+						  psprintf("SELECT task, partition, range_from, range_to, attempts,"
+								   " origin OPERATOR(pg_catalog.<>) 'backfill' FROM %s"
 								   " WHERE run_id OPERATOR(pg_catalog.=) $1"
 								   " AND status OPERATOR(pg_catalog.<>) ALL ('{done,skipped}'::pg_catalog.text[])"
 								   " ORDER BY task", BackfillExtName(run->extschema, "backfill_tasks_data")),
@@ -103,8 +119,11 @@ TasksLeft(BackfillRun *run, int *n)
 		BackfillTaskFromRow(tt->vals[i], tt->tupdesc, &tasks[i].task);
 	for (int i = 0; i < *n; i++)
 	{
+		bool		isnull;
+
 		CHECK_FOR_INTERRUPTS();
-		BackfillRefuseUnplannedTask(run, planned, &tasks[i].task);
+		BackfillRefuseUnplannedRow(run, planned, &tasks[i].task,
+								   DatumGetBool(SPI_getbinval(tt->vals[i], tt->tupdesc, 6, &isnull)));
 	}
 	return tasks;
 }
@@ -126,26 +145,45 @@ PlannerRows(BackfillRun *run, BackfillTask *task)
 	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	AtEOXact_GUC(true, nest);
 	at = plan ? strstr(plan, "\"Plan Rows\": ") : NULL;
-	return at ? strtod(at + strlen("\"Plan Rows\": "), NULL) : 0;
+	return Max(at ? strtod(at + strlen("\"Plan Rows\": "), NULL) : 0, 1);
 }
 
-/* Whether a task's relation is its parent's DEFAULT partition. */
-static bool
-IsDefaultPartition(BackfillRun *run, BackfillTask *task)
+/*
+ * Each task's partition (resolved without a lock: a task checks its own when
+ * it runs) and its rows as pg_class holds them from the last VACUUM or
+ * ANALYZE: none for the DEFAULT partition, whose rows outside the run's range
+ * count there too, nor for a partition never counted or found empty.
+ */
+static void
+PartitionRows(BackfillRun *run, TaskCost *tasks, int n, Oid *defaultpart)
 {
 	HeapTuple	tup;
-	bool		is_default = false;
 
-	if (task->partition == NULL || !OidIsValid(run->targetoid))
-		return false;
-	tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(run->targetoid));
-	if (HeapTupleIsValid(tup))
+	*defaultpart = InvalidOid;
+	if (OidIsValid(run->targetoid) &&
+		HeapTupleIsValid(tup = SearchSysCache1(PARTRELID, ObjectIdGetDatum(run->targetoid))))
 	{
-		is_default = ((Form_pg_partitioned_table) GETSTRUCT(tup))->partdefid ==
-			BackfillTaskRelation(run, task);
+		*defaultpart = ((Form_pg_partitioned_table) GETSTRUCT(tup))->partdefid;
 		ReleaseSysCache(tup);
 	}
-	return is_default;
+	for (int i = 0; i < n; i++)
+	{
+		TaskCost   *t = &tasks[i];
+
+		CHECK_FOR_INTERRUPTS();
+		if (t->task.partition == NULL)
+			continue;
+		t->relid = RangeVarGetRelid(makeRangeVarFromNameList(BackfillQualifiedNameList(t->task.partition)),
+									NoLock, true);
+		if (!OidIsValid(t->relid) || t->relid == *defaultpart)
+			continue;
+		tup = SearchSysCache1(RELOID, ObjectIdGetDatum(t->relid));
+		if (HeapTupleIsValid(tup))
+		{
+			t->part_rows = Max(((Form_pg_class) GETSTRUCT(tup))->reltuples, 0);
+			ReleaseSysCache(tup);
+		}
+	}
 }
 
 /* One task measured, for MeasureIn in its subtransaction. */
@@ -208,40 +246,43 @@ MeasureIn(void *arg)
 }
 
 /*
- * Measure the first task; the largest and the smallest by the planner's
- * rows, when they differ from the first's by more than a tenth (the two
+ * Measure the first task; the largest and the smallest by the rows they
+ * are scaled by (SCALE_ROWS), when they differ from the first's by more than a tenth (the two
  * ends of the fit: a task's fixed cost shows in the small one); and the
  * DEFAULT partition's.  Tasks alike cost one measured task.
  */
 static void
-MeasureSome(BackfillRun *run, TaskCost *tasks, int n)
+MeasureSome(BackfillRun *run, TaskCost *tasks, int n, Oid defaultpart)
 {
 	int			pick[MEASURED_MAX];
 	int			npick = 0;
 	int			largest = 0;
 	int			smallest = 0;
-	double		first = tasks[0].planner_rows;
+	double		first = SCALE_ROWS(&tasks[0]);
 
 	for (int i = 1; i < n; i++)
 	{
-		if (tasks[i].planner_rows > tasks[largest].planner_rows)
+		if (SCALE_ROWS(&tasks[i]) > SCALE_ROWS(&tasks[largest]))
 			largest = i;
-		if (tasks[i].planner_rows < tasks[smallest].planner_rows)
+		if (SCALE_ROWS(&tasks[i]) < SCALE_ROWS(&tasks[smallest]))
 			smallest = i;
 	}
 	pick[npick++] = 0;
-	if (tasks[largest].planner_rows > first * 1.1)
+	if (SCALE_ROWS(&tasks[largest]) > first * 1.1)
 		pick[npick++] = largest;
-	if (tasks[smallest].planner_rows < first * 0.9)
+	if (SCALE_ROWS(&tasks[smallest]) < first * 0.9)
 		pick[npick++] = smallest;
 	for (int i = 1; i < n && npick < MEASURED_MAX; i++)
-		if (i != largest && i != smallest && IsDefaultPartition(run, &tasks[i].task))
+		if (i != largest && i != smallest && OidIsValid(defaultpart) && tasks[i].relid == defaultpart)
 			pick[npick++] = i;
 	for (int k = 0; k < npick; k++)
 	{
 		MeasureCall c = {run, &tasks[pick[k]]};
 
 		CHECK_FOR_INTERRUPTS();
+		/* a measured task anchors both scales */
+		if (c.cost->planner_rows <= 0)
+			c.cost->planner_rows = PlannerRows(run, &c.cost->task);
 		BackfillCallRolledBack(MeasureIn, &c);
 		/* the rollback dropped the new files as the COMMIT drops the old, locks held */
 		if (c.cost->v[COST_LOCKED] > 0)
@@ -250,48 +291,83 @@ MeasureSome(BackfillRun *run, TaskCost *tasks, int n)
 }
 
 /*
- * Scale every task not measured from those measured: each figure as
- * a + b * planner rows, least squares over the measured tasks; a proportion
- * of the planner's rows when one was measured, when they share one
- * estimate, or when the fit's constant would be negative.
+ * Figure f as a + b * rows over the measured tasks, by their partitions'
+ * rows (by_part) or the planner's: least squares; a proportion when one task
+ * has them, when they share one value, or when the fit's constant would be
+ * negative.  Returns false when no measured task has those rows.
+ */
+static bool
+Fit(TaskCost *tasks, int n, int f, bool by_part, double *a, double *b)
+{
+	double		sr = 0,
+				sm = 0,
+				srr = 0,
+				srm = 0;
+	int			k = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		double		r = by_part ? tasks[i].part_rows : tasks[i].planner_rows;
+
+		if (!tasks[i].measured || r <= 0)
+			continue;
+		sr += r;
+		sm += tasks[i].v[f];
+		srr += r * r;
+		srm += r * tasks[i].v[f];
+		k++;
+	}
+	if (k == 0)
+		return false;
+	*a = 0;
+	*b = sm / sr;
+	if (k > 1 && k * srr - sr * sr > 0)
+	{
+		double		bf = (k * srm - sr * sm) / (k * srr - sr * sr);
+		double		af = (sm - bf * sr) / k;
+
+		if (af >= 0 && bf >= 0)
+		{
+			*a = af;
+			*b = bf;
+		}
+	}
+	return true;
+}
+
+/*
+ * Scale every task not measured from those measured: by its partition's rows
+ * when it has them and a measured task has them too, else by the planner's
+ * (asked now for a task that had only its partition's).
  */
 static void
-ScaleOthers(TaskCost *tasks, int n)
+ScaleOthers(BackfillRun *run, TaskCost *tasks, int n)
 {
+	double		a[2][COST_FIGURES],
+				b[2][COST_FIGURES];
+	bool		by_part = true;
+
 	for (int f = 0; f < COST_FIGURES; f++)
 	{
-		double		sr = 0,
-					sm = 0,
-					srr = 0,
-					srm = 0,
-					a = 0,
-					b;
-		int			k = 0;
+		by_part = Fit(tasks, n, f, true, &a[1][f], &b[1][f]);
+		(void) Fit(tasks, n, f, false, &a[0][f], &b[0][f]);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		TaskCost   *t = &tasks[i];
+		int			by;
 
-		for (int i = 0; i < n; i++)
-			if (tasks[i].measured)
-			{
-				sr += tasks[i].planner_rows;
-				sm += tasks[i].v[f];
-				srr += tasks[i].planner_rows * tasks[i].planner_rows;
-				srm += tasks[i].planner_rows * tasks[i].v[f];
-				k++;
-			}
-		b = sr > 0 ? sm / sr : 0;
-		if (k > 1 && k * srr - sr * sr > 0)
+		CHECK_FOR_INTERRUPTS();
+		if (t->measured)
+			continue;
+		if (t->part_rows > 0 && !by_part)
 		{
-			double		bf = (k * srm - sr * sm) / (k * srr - sr * sr);
-			double		af = (sm - bf * sr) / k;
-
-			if (af >= 0 && bf >= 0)
-			{
-				a = af;
-				b = bf;
-			}
+			t->planner_rows = PlannerRows(run, &t->task);
+			t->part_rows = 0;
 		}
-		for (int i = 0; i < n; i++)
-			if (!tasks[i].measured)
-				tasks[i].v[f] = sr > 0 ? a + b * tasks[i].planner_rows : sm / Max(k, 1);
+		by = t->part_rows > 0 ? 1 : 0;
+		for (int f = 0; f < COST_FIGURES; f++)
+			t->v[f] = a[by][f] + b[by][f] * SCALE_ROWS(t);
 	}
 }
 
@@ -418,7 +494,8 @@ PutRows(ReturnSetInfo *rsinfo, BackfillRun *run, TaskCost *tasks, int n, double 
 	for (int i = 0; i < n; i++)
 	{
 		PutRow(rsinfo, &tasks[i], tasks[i].measured ? "measured" :
-			   psprintf("scaled by the planner's %.0f rows", tasks[i].planner_rows), tasks[i].v);
+			   tasks[i].part_rows > 0 ? psprintf("scaled by its partition's %.0f rows", tasks[i].part_rows)
+			   : psprintf("scaled by the planner's %.0f rows", tasks[i].planner_rows), tasks[i].v);
 		for (int f = 0; f < COST_FIGURES; f++)
 			total[f] += tasks[i].v[f];
 		disk[i] = tasks[i].v[COST_DISK];
@@ -461,6 +538,7 @@ backfill_estimate(PG_FUNCTION_ARGS)
 	TimestampTz started;
 	double		elapsed;
 	double		totals[COST_FIGURES];
+	Oid			defaultpart;
 
 	BackfillCheckVersion();
 	if (PG_ARGISNULL(0))
@@ -486,17 +564,19 @@ backfill_estimate(PG_FUNCTION_ARGS)
 				 errmsg("%s", change),
 				 errdetail("An estimate does tasks with the code the run was planned with.")));
 	tasks = TasksLeft(&run, &n);
+	PartitionRows(&run, tasks, n, &defaultpart);
 	for (int i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		tasks[i].planner_rows = Max(PlannerRows(&run, &tasks[i].task), 1);
+		if (tasks[i].part_rows <= 0)
+			tasks[i].planner_rows = PlannerRows(&run, &tasks[i].task);
 	}
 	before = Standbys(&run);
 	started = GetCurrentTimestamp();
 	if (n > 0)
 	{
-		MeasureSome(&run, tasks, n);
-		ScaleOthers(tasks, n);
+		MeasureSome(&run, tasks, n, defaultpart);
+		ScaleOthers(&run, tasks, n);
 	}
 	elapsed = (double) (GetCurrentTimestamp() - started) / 1000000.0;
 	PutRows(rsinfo, &run, tasks, n, totals);

@@ -204,9 +204,6 @@ BackfillRefuseUnplannedTask(BackfillRun *run, const BackfillPlannedTasks *planne
 	Oid			types[2] = {INT8OID, INT4OID};
 	Datum		values[2] = {Int64GetDatum(run->id), Int32GetDatum(task->task)};
 	bool		isnull;
-	bool		outside;
-	int32	   *found;
-	char	   *why = NULL;
 
 	(void) BackfillStateExec(run->extschema,
 							 psprintf("SELECT coalesce((SELECT t.origin OPERATOR(pg_catalog.<>) 'backfill' FROM %s t"
@@ -215,7 +212,20 @@ BackfillRefuseUnplannedTask(BackfillRun *run, const BackfillPlannedTasks *planne
 							 2, types, values, NULL, 1);
 	if (SPI_processed != 1)
 		elog(ERROR, "could not read run " INT64_FORMAT, run->id);
-	outside = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	BackfillRefuseUnplannedRow(run, planned, task,
+							   DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)));
+}
+
+/*
+ * The same, for a task whose row the caller read with its origin: outside is
+ * whether that origin was not backfill's.
+ */
+void
+BackfillRefuseUnplannedRow(BackfillRun *run, const BackfillPlannedTasks *planned, BackfillTask *task, bool outside)
+{
+	int32	   *found;
+	char	   *why = NULL;
+
 	found = bsearch(&task->task, planned->task, planned->n, sizeof(int32), CompareTaskNumbers);
 	if (outside)
 		why = "was inserted from outside backfill (its origin is not backfill_plan)";

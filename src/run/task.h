@@ -50,6 +50,8 @@ extern void BackfillCommitStep(void);
 extern BackfillPlannedTasks *BackfillCheckPlannedTasks(BackfillRun *run, MemoryContext cxt);
 extern void BackfillRefuseUnplannedTask(BackfillRun *run, const BackfillPlannedTasks *planned,
 										BackfillTask *task);
+extern void BackfillRefuseUnplannedRow(BackfillRun *run, const BackfillPlannedTasks *planned,
+									   BackfillTask *task, bool outside);
 extern void BackfillTaskFromRow(HeapTuple tup, TupleDesc desc, BackfillTask *task);
 extern bool BackfillTaskClaim(BackfillRun *run, List *failed_here, BackfillTask *task);
 extern Oid	BackfillTaskRelation(BackfillRun *run, BackfillTask *task);
