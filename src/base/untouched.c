@@ -12,8 +12,13 @@
  * all-visible at one moment, and that later has the same storage, the same
  * number of pages, every page still all-visible and the same count of
  * VACUUMs, had no row written in between: reading its visibility map (a few
- * bytes per thousand pages) proves it without reading a row.  Anything less
- * proves nothing, and the caller reads the rows.  docs/validation.md says
+ * bytes per thousand pages) proves it without reading a row.  But a VACUUM
+ * counts itself only when it ends: one that set again the bits a write
+ * cleared and never ended (an autovacuum cancelled by a lock waiter, a
+ * VACUUM cancelled or failed, one run with track_counts off) leaves the map
+ * and the count as they were; so the rows inserted, updated and deleted, as
+ * the writers' sessions reported them, must not have moved either.  Anything
+ * less proves nothing, and the caller reads the rows.  docs/validation.md says
  * where each of these facts is in PostgreSQL's sources, per version.
  *
  * The VACUUM counts are read from the shared statistics directly, not from
@@ -42,21 +47,26 @@
 #include "base/compat.h"
 #include "base/untouched.h"
 
-/* VACUUMs and autovacuums of relid, as the shared statistics count them now. */
-static int64
-Vacuums(Oid relid)
+/*
+ * VACUUMs and autovacuums of relid, and the rows inserted, updated and
+ * deleted in it, as the shared statistics count them now (this
+ * transaction's own writes are not there until it ends).
+ */
+static void
+ReadCounts(Oid relid, BackfillUntouched *u)
 {
 	int			nest = NewGUCNestLevel();
 	PgStat_StatTabEntry *tab;
-	int64		n = 0;
 
 	(void) set_config_option("stats_fetch_consistency", "none", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	tab = pgstat_fetch_stat_tabentry(relid);
 	if (tab)
-		n = tab->vacuum_count + BackfillAutovacuumCount(tab);
+	{
+		u->vacuums = tab->vacuum_count + BackfillAutovacuumCount(tab);
+		u->writes = tab->tuples_inserted + tab->tuples_updated + tab->tuples_deleted;
+	}
 	AtEOXact_GUC(true, nest);
-	return n;
 }
 
 /*
@@ -91,7 +101,7 @@ BackfillReadUntouched(Oid relid, BackfillUntouched *u)
 		if (ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
 		{
 			visibilitymap_count(rel, &u->all_visible, &all_frozen);
-			u->vacuums = Vacuums(relid);
+			ReadCounts(relid, u);
 			UnlockRelationOid(relid, ShareUpdateExclusiveLock);
 		}
 		else
@@ -111,7 +121,8 @@ BackfillUntouchedBetween(const BackfillUntouched *then, const BackfillUntouched 
 		then->pages == now->pages &&
 		then->all_visible == then->pages &&
 		now->all_visible == now->pages &&
-		then->vacuums == now->vacuums;
+		then->vacuums == now->vacuums &&
+		then->writes == now->writes;
 }
 
 /*

@@ -20,6 +20,8 @@ typedef struct BackfillUntouched
 	BlockNumber pages;
 	BlockNumber all_visible;	/* pages whose all-visible bit is set */
 	int64		vacuums;		/* VACUUMs and autovacuums of it so far */
+	int64		writes;			/* rows inserted, updated and deleted in it
+								 * so far, as sessions reported them */
 	bool		own;			/* its storage is this transaction's: no other
 								 * session can see it */
 } BackfillUntouched;

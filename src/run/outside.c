@@ -108,7 +108,7 @@ FingerprintEntry(Oid relid, const char *partition, const char *scope, int64 last
  * say, its storage, and the last record of backfill_log, so that the run's
  * end can tell whether anything wrote it meanwhile without reading it
  * (BackfillUntouchedWrites); with u, a map that proves it, noted by that
- * map instead.
+ * map instead, with the counts the map's proof compares.
  */
 static char *
 CountersEntry(Oid relid, const char *partition, int64 lastlog, const char *epoch, const BackfillUntouched *u)
@@ -117,8 +117,8 @@ CountersEntry(Oid relid, const char *partition, int64 lastlog, const char *epoch
 
 	initStringInfo(&buf);
 	AppendEntryStart(&buf, partition, NULL, u ? CHECK_MAP : CHECK_COUNTERS);
-	appendStringInfo(&buf, ", \"writes\": " INT64_FORMAT ", \"file\": %u", BackfillUntouchedWrites(relid),
-					 u ? u->relfilenode : BackfillRelFileNode(relid));
+	appendStringInfo(&buf, ", \"writes\": " INT64_FORMAT ", \"file\": %u",
+					 u ? u->writes : BackfillUntouchedWrites(relid), u ? u->relfilenode : BackfillRelFileNode(relid));
 	if (u)
 		appendStringInfo(&buf, ", \"pages\": %u, \"vacuums\": " INT64_FORMAT, u->pages, u->vacuums);
 	appendStringInfo(&buf, ", \"last_log\": " INT64_FORMAT ", \"stats_epoch\": ", lastlog);
@@ -267,7 +267,9 @@ CountedWrites(int64 since, bool same_epoch)
 
 /*
  * An entry planned by its visibility map: untouched if the map proves it
- * still.  Otherwise written: new storage, a page added or no longer
+ * still, its counters of rows written included (a VACUUM that set again the
+ * bits a write cleared and never ended is counted nowhere: only the write's
+ * own counters tell, base/untouched.c).  Otherwise written: new storage, a page added or no longer
  * all-visible, or, the map all-visible again after a VACUUM (which sets
  * again the bits a write cleared), rows its counters count since the plan.
  * Else not to be told: a VACUUM counted, or the statistics reset, since the
@@ -286,13 +288,14 @@ CheckUntouchedMap(BackfillRun *run, Oid relid, char **row, const char *epoch, Un
 	then.relfilenode = (Oid) strtoul(row[F_FILE], NULL, 10);
 	then.pages = then.all_visible = (BlockNumber) strtoul(row[F_PAGES], NULL, 10);
 	then.vacuums = pg_strtoint64(row[F_VACUUMS]);
+	then.writes = pg_strtoint64(row[F_WRITES]);
 	ReadMap(relid, &now);
+	since = BackfillUntouchedWrites(relid) - then.writes;
 	if (BackfillUntouchedBetween(&then, &now) && same_epoch)
 	{
 		st->found = OUTSIDE_UNTOUCHED;
 		return;
 	}
-	since = BackfillUntouchedWrites(relid) - pg_strtoint64(row[F_WRITES]);
 	counted = CountedWrites(since, same_epoch);
 	st->found = OUTSIDE_WRITTEN;
 	if (now.relfilenode != then.relfilenode)
