@@ -555,7 +555,7 @@ CREATE FUNCTION @extschema@.backfill_estimate(run_id bigint)
 	AS 'MODULE_PATHNAME', 'backfill_estimate'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_estimate(bigint) IS
-	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by the planner''s row estimates; then the total';
+	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by their partitions'' rows or the planner''s row estimates; then the total';
 
 CREATE FUNCTION @extschema@.backfill_pause(run_id bigint)
 	RETURNS pg_catalog.text

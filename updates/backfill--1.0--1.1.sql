@@ -78,7 +78,7 @@ CREATE FUNCTION @extschema@.backfill_estimate(run_id bigint)
 	AS 'MODULE_PATHNAME', 'backfill_estimate'
 	LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.backfill_estimate(bigint) IS
-	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by the planner''s row estimates; then the total';
+	'What the tasks left of a run will cost: rows, bytes built, WAL, time, time under lock and disk, a few tasks measured in a subtransaction rolled back, the others scaled by their partitions'' rows or the planner''s row estimates; then the total';
 
 -- source_server: the source of a direct replacement or merge computed on a standby
 DROP FUNCTION @extschema@.backfill_replace_partition(pg_catalog.regclass, pg_catalog.text, pg_catalog.bool, pg_catalog.bool, pg_catalog.int4, pg_catalog.int4);
