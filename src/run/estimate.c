@@ -13,12 +13,12 @@
  * then done for real, as the run would do them but with no throttle, inside
  * a subtransaction that is always rolled back: the first, the largest and
  * the smallest by those rows when they differ from the first's, and the
- * DEFAULT partition's; each is explained too.
- * Each measured task gives its rows, the bytes of its
- * relation after it (heap, TOAST, indexes), the WAL this backend wrote for
- * it (pgWalUsage), its time, the time its swap held its locks, and the disk
- * it needed beyond what the table held (a replacement's new copy, beside the
- * old one until the commit; a write in place, what the relation grew).
+ * DEFAULT partition's; each is explained too.  Each measured task gives
+ * its rows, the bytes of its relation after it (heap, TOAST, indexes), the
+ * WAL this backend wrote for it (pgWalUsage), its time, the time its swap
+ * held its locks, and the disk it needed beyond what the table held (a
+ * replacement's new copy, beside the old one until the commit; a write in
+ * place, what the relation grew).
  * A swap's locks are held to the end of the run's COMMIT, which flushes
  * the swap's WAL and drops the old files and their buffers: the estimate
  * flushes the WAL before it rolls back, and times the rollback, which drops
@@ -247,9 +247,10 @@ MeasureIn(void *arg)
 
 /*
  * Measure the first task; the largest and the smallest by the rows they
- * are scaled by (SCALE_ROWS), when they differ from the first's by more than a tenth (the two
- * ends of the fit: a task's fixed cost shows in the small one); and the
- * DEFAULT partition's.  Tasks alike cost one measured task.
+ * are scaled by (SCALE_ROWS), when they differ from the first's by more
+ * than a tenth (the two ends of the fit: a task's fixed cost shows in the
+ * small one); and the DEFAULT partition's.  Tasks alike cost one measured
+ * task.
  */
 static void
 MeasureSome(BackfillRun *run, TaskCost *tasks, int n, Oid defaultpart)
@@ -345,10 +346,11 @@ ScaleOthers(BackfillRun *run, TaskCost *tasks, int n)
 {
 	double		a[2][COST_FIGURES],
 				b[2][COST_FIGURES];
-	bool		by_part = true;
+	bool		by_part = false;
 
 	for (int f = 0; f < COST_FIGURES; f++)
 	{
+		/* whether a measured task has its partition's rows: the same for every figure */
 		by_part = Fit(tasks, n, f, true, &a[1][f], &b[1][f]);
 		(void) Fit(tasks, n, f, false, &a[0][f], &b[0][f]);
 	}
