@@ -11,7 +11,7 @@
 BEGIN;
 SET LOCAL client_min_messages = warning;
 SET LOCAL datestyle = 'ISO, YMD';
-SELECT plan(209);
+SELECT plan(212);
 
 CREATE ROLE regress_rc_owner;
 CREATE ROLE regress_rc_member IN ROLE regress_rc_owner;
@@ -45,6 +45,14 @@ CREATE TABLE rc_week_2 PARTITION OF rc_week FOR VALUES FROM ('2026-03-16') TO ('
 CREATE TABLE rc_gap (day date, revenue numeric) PARTITION BY RANGE (day);
 CREATE TABLE rc_gap_10 PARTITION OF rc_gap FOR VALUES FROM ('2026-03-10') TO ('2026-03-11');
 CREATE TABLE rc_gap_12 PARTITION OF rc_gap FOR VALUES FROM ('2026-03-12') TO ('2026-03-13');
+-- rc_open: open ends (MINVALUE, MAXVALUE), a gap, partitions attached out of their order
+CREATE TABLE rc_open (order_id bigint NOT NULL, day date NOT NULL, revenue numeric(12,2)) PARTITION BY RANGE (day);
+CREATE TABLE rc_open_new PARTITION OF rc_open FOR VALUES FROM ('2026-04-01') TO (MAXVALUE);
+CREATE TABLE rc_open_0312 PARTITION OF rc_open FOR VALUES FROM ('2026-03-12') TO ('2026-03-13');
+CREATE TABLE rc_open_0320 PARTITION OF rc_open FOR VALUES FROM ('2026-03-20') TO ('2026-03-21');
+CREATE TABLE rc_open_old PARTITION OF rc_open FOR VALUES FROM (MINVALUE) TO ('2026-03-01');
+CREATE TABLE rc_open_0315 PARTITION OF rc_open FOR VALUES FROM ('2026-03-15') TO ('2026-03-16');
+CREATE TABLE rc_open_0311 PARTITION OF rc_open FOR VALUES FROM ('2026-03-11') TO ('2026-03-12');
 CREATE TABLE rc_list (day date, revenue numeric) PARTITION BY LIST (day);
 CREATE TABLE rc_list_1 PARTITION OF rc_list FOR VALUES IN ('2026-03-10');
 CREATE TABLE rc_hash (day date, revenue numeric) PARTITION BY HASH (day);
@@ -212,6 +220,18 @@ SELECT is((SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM
 	'public.rc_0310,public.rc_0313,public.rc_0315,public.rc_default', 'options: a partition named unwatched is not watched, every other one outside the range is');
 SELECT is((SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM backfill_runs, jsonb_array_elements(untouched) u WHERE id = :newer_run),
 	'public.rc_0310,public.rc_0313,public.rc_default', 'options: unwatched "newer" leaves out the partitions above the range''s upper neighbour, not the neighbour nor DEFAULT');
+-- each partition's range, open ends and gaps included
+SELECT pg_temp.plans('rc_open', '2026-03-11', '2026-03-13') AS open_run \gset
+SELECT pg_temp.plans('rc_open', '2026-03-11', '2026-03-13', options => '{"unwatched": "newer"}') AS open_newer \gset
+SELECT is((SELECT string_agg(partition || ' ' || range_from || ' ' || range_to, ',' ORDER BY task) FROM backfill_tasks WHERE run_id = :open_run)
+		  || ' | ' || (SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM backfill_runs, jsonb_array_elements(untouched) u WHERE id = :open_run),
+	'public.rc_open_0311 2026-03-11 2026-03-12,public.rc_open_0312 2026-03-12 2026-03-13 | public.rc_open_0315,public.rc_open_0320,public.rc_open_new,public.rc_open_old',
+	'open ends: the tasks are the partitions inside the range; below it the MINVALUE partition, above it the others and the MAXVALUE one are outside');
+SELECT is((SELECT string_agg(u->>'partition', ',' ORDER BY u->>'partition') FROM backfill_runs, jsonb_array_elements(untouched) u WHERE id = :open_newer),
+	'public.rc_open_0315,public.rc_open_old', 'open ends: unwatched "newer" leaves out all above the upper neighbour across the gap, the MAXVALUE partition too');
+SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_open', '2026-04-01', '2027-01-01')$$, '22023',
+	'^range \[2026-04-01, 2027-01-01\) cuts through partition public.rc_open_new \(FOR VALUES FROM \(''2026-04-01''\) TO \(MAXVALUE\)\)$',
+	'open ends: a range inside the MAXVALUE partition cuts through it');
 -- plain tables
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13')$$, '22023', '^a run on a table that is not partitioned needs options.window_column and options.chunk$', 'plain: no window_column');
 SELECT pg_temp.refuses($$SELECT pg_temp.plans('rc_flat', '2026-03-11', '2026-03-13', options => '{"window_column": "day"}')$$, '22023', 'needs options.window_column and options.chunk', 'plain: no chunk');
