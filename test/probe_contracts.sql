@@ -11,7 +11,7 @@
 -- A sequence the transform draws from advances: the documented limit of the rollback.
 BEGIN;
 SET LOCAL client_min_messages = warning;
-SELECT plan(137);
+SELECT plan(139);
 
 -- fp(rel, scope): the scope's fingerprint as text
 CREATE FUNCTION pg_temp.fp(rel regclass, scope text DEFAULT NULL) RETURNS text LANGUAGE sql AS $$
@@ -388,6 +388,40 @@ SELECT is(pg_temp.probe_as('regress_pc_notemp', $$INSERT INTO nt VALUES (1, 1), 
           '(f,0,2,0,"{""v"": 1, ""id"": 1}")',
           'no TEMPORARY: an append counts its duplicates as a multiset');
 SELECT is((SELECT row(count(*), sum(v))::text FROM nt), '(20,210)', 'no TEMPORARY: afterwards the table is as it was');
+
+-- ============================================================ a replacement in the probe gathers no statistics
+-- The probe rolls its runs back, and with them a replaced partition's planner statistics: its
+-- replacements skip ANALYZE. Counted by an expression index whose function draws from a sequence
+-- (which no rollback takes back): ANALYZE evaluates it for each sampled row, the fill and the
+-- index build for each row.
+CREATE SEQUENCE an_evals;
+CREATE FUNCTION an_counted(v bigint) RETURNS bigint LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	PERFORM nextval('public.an_evals');
+	RETURN v;
+END $$;
+CREATE FUNCTION pg_temp.evals() RETURNS bigint LANGUAGE sql AS $$ SELECT nextval('an_evals') $$;
+CREATE TABLE an (id bigint, day date) PARTITION BY RANGE (day);
+CREATE TABLE an_1 PARTITION OF an FOR VALUES FROM ('2026-03-14') TO ('2026-03-15');
+CREATE INDEX ON an (an_counted(id));
+CREATE TABLE an_src AS SELECT g::bigint AS id, date '2026-03-14' AS day FROM generate_series(1, 5) g;
+INSERT INTO an SELECT * FROM an_src;
+CREATE TEMP TABLE an_counts (step text, evals bigint);
+INSERT INTO an_counts SELECT 'start', pg_temp.evals();
+ANALYZE an_1;
+INSERT INTO an_counts SELECT 'analyze', pg_temp.evals();
+SELECT backfill_replace_partition('an_1', 'SELECT * FROM an_src WHERE day >= $1 AND day < $2');
+INSERT INTO an_counts SELECT 'replace', pg_temp.evals();
+SELECT idempotent FROM backfill_probe_idempotency(
+	$$SELECT backfill_replace_partition('an_1', 'SELECT * FROM an_src WHERE day >= $1 AND day < $2')$$, 'an');
+INSERT INTO an_counts SELECT 'probe', pg_temp.evals();
+CREATE TEMP VIEW an_deltas AS
+	SELECT step, evals - lag(evals) OVER (ORDER BY evals) - 1 AS delta FROM an_counts;
+SELECT is((SELECT delta FROM an_deltas WHERE step = 'analyze'), 5::bigint,
+          'statistics: ANALYZE of the partition evaluates the index expression once a row');
+SELECT is((SELECT delta FROM an_deltas WHERE step = 'probe'),
+          (SELECT 2 * (r.delta - a.delta) FROM an_deltas r, an_deltas a WHERE r.step = 'replace' AND a.step = 'analyze'),
+          'statistics: the two replacements in the probe evaluate it as two replacements without their ANALYZE do');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -66,6 +66,7 @@
 #include "base/relation.h"
 #include "base/spi_util.h"
 #include "probe/watch.h"
+#include "write/staging.h"
 
 typedef struct ProbeState
 {
@@ -96,6 +97,8 @@ RunTransform(ProbeState *ps, int run)
 {
 	const char *transform = ps->transform;
 	MemoryContext cxt = CurrentMemoryContext;
+	/* the run is rolled back: a replacement in it need not gather statistics */
+	bool		was = BackfillStagingRolledBack(true);
 
 	PG_TRY();
 	{
@@ -104,11 +107,13 @@ RunTransform(ProbeState *ps, int run)
 		if (rc < 0)
 			elog(ERROR, "SPI_execute failed: %s", SPI_result_code_string(rc));
 		CommandCounterIncrement();
+		BackfillStagingRolledBack(was);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata;
 
+		BackfillStagingRolledBack(was);
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
 		FlushErrorState();

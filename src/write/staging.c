@@ -402,6 +402,23 @@ ReindexNamingPartition(BackfillPart *bp, const char *qualname)
 }
 
 /*
+ * Whether every staging copy made now is certain to be rolled back (the
+ * probe runs its transforms so): it then gathers no planner statistics,
+ * which would be thrown away with it.
+ */
+static bool staging_rolled_back = false;
+
+/* Say whether staging copies made from now on are rolled back; returns what was said before. */
+bool
+BackfillStagingRolledBack(bool rolled_back)
+{
+	bool		was = staging_rolled_back;
+
+	staging_rolled_back = rolled_back;
+	return was;
+}
+
+/*
  * After the fill: build the indexes from the rows (which proves the unique
  * ones) and add the partition's foreign keys (which validates them).  With
  * search_path pinned.  The time of the index builds and of ANALYZE go in
@@ -428,9 +445,12 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 	times->index_ms = BackfillMsSince(start);
 	/* the index builds' pages are paid for here, before the swap's locks */
 	BackfillThrottleFillPoint(WriteThrottle(bp));
-	/* planner statistics now, so plans do not regress until autovacuum comes by */
+	/*
+	 * planner statistics now, so plans do not regress until autovacuum comes
+	 * by; none for a copy that is rolled back
+	 */
 	INSTR_TIME_SET_CURRENT(start);
-	if (bp->distcol)
+	if (bp->distcol && !staging_rolled_back)
 		/*
 		 * each shard where it is, through the connection that filled it:
 		 * Citus's own ANALYZE of a distributed table opens connections of
@@ -438,7 +458,7 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 		 * written on this node (on a node that holds shards itself)
 		 */
 		BackfillCitusOnPlacements(staging, "ANALYZE ", "", false);
-	else
+	else if (!staging_rolled_back)
 		BackfillExec(psprintf("ANALYZE %s", qualname));
 	times->analyze_ms = BackfillMsSince(start);
 

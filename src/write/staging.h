@@ -31,5 +31,6 @@ extern void BackfillFillStaging(BackfillPart *bp, Oid staging, SPIPlanPtr plan,
 								ParamListInfo params, BackfillFingerprint *fp);
 extern void BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times);
 extern void BackfillRethrowDuplicateKey(BackfillPart *bp, MemoryContext cxt);
+extern bool BackfillStagingRolledBack(bool rolled_back);
 
 #endif							/* BACKFILL_STAGING_H */
