@@ -152,34 +152,6 @@ FingerprintAggReceive(TupleTableSlot *slot, DestReceiver *self)
 }
 
 /*
- * Whether relid (all its partitions, for a partitioned table) is large
- * enough for the planner to consider parallel workers: below
- * min_parallel_table_scan_size the serial receiver, cheaper per call, reads it.
- */
-static bool
-LargeEnoughForWorkers(Oid relid)
-{
-	List	   *rels = get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE
-		? find_all_inheritors(relid, AccessShareLock, NULL) : list_make1_oid(relid);
-	double		blocks = 0;
-	ListCell   *lc;
-
-	foreach(lc, rels)
-	{
-		Relation	rel;
-
-		if (!RELKIND_HAS_STORAGE(get_rel_relkind(lfirst_oid(lc))))
-			continue;
-		rel = relation_open(lfirst_oid(lc), AccessShareLock);
-		blocks += RelationGetNumberOfBlocks(rel);
-		relation_close(rel, NoLock);
-		if (blocks >= min_parallel_table_scan_size)
-			return true;
-	}
-	return false;
-}
-
-/*
  * The aggregate query fingerprinting relid's rows ("SELECT agg(rel, c1, c2...)
  * FROM ..."), or NULL when it does not apply: parallel query off, no column
  * or more columns than a function takes, the extension's schema not usable
@@ -195,7 +167,7 @@ FingerprintAggQuery(Oid relid)
 	int			ncols;
 	BackfillCitusRel cr;
 
-	if (max_parallel_workers_per_gather <= 0 || !LargeEnoughForWorkers(relid))
+	if (max_parallel_workers_per_gather <= 0)
 		return NULL;
 	BackfillCitusDescribe(relid, &cr);
 	if (cr.kind != BACKFILL_CITUS_NONE)
@@ -213,26 +185,61 @@ FingerprintAggQuery(Oid relid)
 					quote_identifier(get_namespace_name(nsp)), relid, cols);
 }
 
+/* Whether the planner gave a plan workers (a Gather, which needs parallel mode). */
+static bool
+PlannedParallel(SPIPlanPtr plan)
+{
+	CachedPlan *cp = SPI_plan_get_cached_plan(plan);
+	bool		parallel = false;
+
+	if (cp != NULL)
+	{
+		parallel = linitial_node(PlannedStmt, cp->stmt_list)->parallelModeNeeded;
+		ReleaseCachedPlan(cp, NULL);	/* an unsaved plan holds no resource owner */
+	}
+	return parallel;
+}
+
+/*
+ * Prepare the query reading relid's rows where scope holds: by the
+ * aggregate agg when not NULL and the planner gives it workers, else by
+ * the serial receiver, cheaper per row.  (Asking the planner reads only the
+ * partitions the scope keeps; summing the sizes of all of them locked every
+ * partition of the table.)  *agg is set to NULL when it is not used.
+ */
+static SPIPlanPtr
+PrepareFingerprintQuery(Oid relid, const char *scope, const char **agg)
+{
+	const char *from = psprintf(" FROM %s%s%s%s%s",
+								get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
+								BackfillQualifiedName(relid),
+								scope ? " WHERE ((\n" : "", scope ? scope : "", scope ? "\n))" : "");
+	const char *argname = scope ? "scope" : "rel";
+	SPIPlanPtr	plan;
+
+	if (*agg != NULL)
+	{
+		plan = BackfillPrepareCursor(psprintf("%s%s", *agg, from), 0, NULL, argname,
+									 CURSOR_OPT_PARALLEL_OK);
+		if (PlannedParallel(plan))
+			return plan;
+		SPI_freeplan(plan);
+		*agg = NULL;
+	}
+	return BackfillPrepare(psprintf("SELECT *%s", from), 0, NULL, argname);
+}
+
 /*
  * Add to fp the rows a query on relid returns where scope holds, hashed as
- * they come (by the aggregate agg when not NULL, which seals them).
+ * they come (by the aggregate agg when not NULL and worth it, which seals
+ * them).
  */
 static void
 FingerprintQuery(Oid relid, const char *scope, bool read_only, const char *agg,
 				 BackfillFingerprint *fp)
 {
-	StringInfoData sql;
-	SPIPlanPtr	plan;
+	SPIPlanPtr	plan = PrepareFingerprintQuery(relid, scope, &agg);
 	FingerprintReceiver r;
-
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "%s FROM %s%s", agg ? agg : "SELECT *",
-					 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
-					 BackfillQualifiedName(relid));
-	if (scope != NULL)
-		appendStringInfo(&sql, " WHERE ((\n%s\n))", scope);
-	plan = BackfillPrepareCursor(sql.data, 0, NULL, scope ? "scope" : "rel",
-								 agg ? CURSOR_OPT_PARALLEL_OK : 0);
 
 	memset(&r, 0, sizeof(r));
 	if (agg)

@@ -54,6 +54,8 @@
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/partcache.h"
@@ -78,31 +80,59 @@
 #include "write/remotesource.h"
 
 /*
+ * The source's least and greatest values of the key columns that partition
+ * the target, $1, $2, ... of the statements that join the two
+ * (MergeBoundToSource).
+ */
+typedef struct MergeBounds
+{
+	int			n;
+	Oid			types[2 * PARTITION_MAX_KEYS];
+	Datum		values[2 * PARTITION_MAX_KEYS];
+	char		nulls[2 * PARTITION_MAX_KEYS];
+	StringInfoData query;		/* the query that reads them, on the merge's snapshot */
+} MergeBounds;
+
+/*
  * Run a statement we built on the snapshot snap (its command ID kept up to
- * date by SPI) and return the number of rows it processed.  Errors of
+ * date by SPI), with the values b if any, and return the number of rows it
+ * processed.  Errors of
  * analysis are errors of the scope: the rest of the SQL is ours.
  */
 static uint64
-Run(const char *sql, Snapshot snap, long tcount)
+Run(const char *sql, Snapshot snap, long tcount, const MergeBounds *b)
 {
-	SPIPlanPtr	plan = BackfillPrepare(sql, 0, NULL, "scope");
+	int			n = b ? b->n : 0;
+	int			nest = NewGUCNestLevel();
+	SPIPlanPtr	plan;
 	int			rc;
 
-	rc = SPI_execute_snapshot(plan, NULL, NULL, snap, InvalidSnapshot, false, true, tcount);
+	/*
+	 * a plan for these values, whatever the session's plan_cache_mode: the
+	 * planner prunes the partitions they exclude (a statement run once has
+	 * no use for a generic plan)
+	 */
+	if (n > 0)
+		(void) set_config_option("plan_cache_mode", "force_custom_plan", PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	plan = BackfillPrepare(sql, n, b ? (Oid *) b->types : NULL, "scope");
+	rc = SPI_execute_snapshot(plan, b ? (Datum *) b->values : NULL, b ? b->nulls : NULL,
+							  snap, InvalidSnapshot, false, true, tcount);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed (%s) for: %s", SPI_result_code_string(rc), sql);
 	SPI_freeplan(plan);
+	AtEOXact_GUC(true, nest);
 	return SPI_processed;
 }
 
 /* The first value of the first row of a query we built, as int8. */
 static int64
-RunCount(const char *sql, Snapshot snap)
+RunCount(const char *sql, Snapshot snap, const MergeBounds *b)
 {
 	bool		isnull;
 	Datum		d;
 
-	if (Run(sql, snap, 1) != 1)
+	if (Run(sql, snap, 1, b) != 1)
 		elog(ERROR, "no row from: %s", sql);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt64(d);
@@ -110,11 +140,11 @@ RunCount(const char *sql, Snapshot snap)
 
 /* Up to 5 sample rows of a query we built, as "(a, b), (c, d)". */
 static char *
-Samples(const char *sql, Snapshot snap)
+Samples(const char *sql, Snapshot snap, const MergeBounds *b)
 {
 	StringInfoData buf;
 
-	Run(sql, snap, 5);
+	Run(sql, snap, 5, b);
 	initStringInfo(&buf);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -320,12 +350,12 @@ CheckSourceKeys(const char *source, const char *stored, TupleDesc src, bool *isk
 				 errmsg_plural("%lld source row has a NULL in key (%s)",
 							   "%lld source rows have a NULL in key (%s)", n, (long long) n, keylist),
 				 errdetail("For example: %s.",
-						   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols, srcq, nullcond), snap)),
+						   Samples(psprintf("SELECT %s FROM %s s WHERE %s", scols, srcq, nullcond), snap, NULL)),
 				 errhint("Filter them out of the source or fill the key: a row whose key is NULL matches nothing.")));
 	/* a repeated key word, or keys whose equality is not their bytes: ask the key types */
 	n = (ss.suspects > 0 || !ss.hashable)
 		? RunCount(psprintf("SELECT pg_catalog.count(*) FROM (SELECT 1 FROM %s AS s GROUP BY %s"
-							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", stored, keylist), snap)
+							" HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1) d", stored, keylist), snap, NULL)
 		: 0;
 	if (n > 0)
 		ereport(ERROR,
@@ -334,7 +364,7 @@ CheckSourceKeys(const char *source, const char *stored, TupleDesc src, bool *isk
 							   "%lld key values appear more than once in the source", n, (long long) n),
 				 errdetail("Key (%s), for example: %s.", keylist,
 						   Samples(psprintf("SELECT %s FROM %s AS s GROUP BY %s HAVING pg_catalog.count(*)"
-											" OPERATOR(pg_catalog.>) 1", keylist, stored, keylist), snap)),
+											" OPERATOR(pg_catalog.>) 1", keylist, stored, keylist), snap, NULL)),
 				 errhint("Deduplicate the source: merging two source rows into one target row would keep one of them at random.")));
 	return (int64) ss.rows;
 }
@@ -367,6 +397,7 @@ typedef struct MergeSql
 	StringInfoData stored;		/* c AS c, ...: each as the target stores it */
 	char	   *srcq;			/* (SELECT c AS bfs_1, ... FROM (source) src) */
 	char	   *storedq;		/* (SELECT c AS c, ... FROM (source) src) */
+	MergeBounds bounds;			/* what "on" holds the target's side to */
 } MergeSql;
 
 /*
@@ -521,6 +552,30 @@ MergeAddColumn(MergeSql *m, int i)
 				 errhint("Cast the source column to %s.", format_type_be(ttype))));
 }
 
+/* Read the source's bounds of the partition key (MergeBoundToSource) on snap. */
+static void
+MergeReadBounds(MergeSql *m, Snapshot snap)
+{
+	MergeBounds *b = &m->bounds;
+
+	if (b->n == 0)
+		return;
+	(void) Run(b->query.data, snap, 1, NULL);
+	if (SPI_processed != 1)
+		elog(ERROR, "no row from: %s", b->query.data);
+	for (int j = 0; j < b->n; j++)
+	{
+		bool		isnull;
+		int16		typlen;
+		bool		typbyval;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, j + 1, &isnull);
+
+		get_typlenbyval(b->types[j], &typlen, &typbyval);
+		b->values[j] = isnull ? (Datum) 0 : datumCopy(d, typbyval, typlen);
+		b->nulls[j] = isnull ? 'n' : ' ';
+	}
+}
+
 /* The source's keys, the target's, and the scope (raise if one fails); returns the source's rows. */
 static int64
 MergeGuards(MergeSql *m, Snapshot snap)
@@ -536,6 +591,11 @@ MergeGuards(MergeSql *m, Snapshot snap)
 	srcrows = CheckSourceKeys(m->source, m->storedq, m->src, m->iskey, m->relid, snap, m->keylist,
 							  m->scols.data, m->srcq, m->nullcond.data);
 	(void) BackfillAssertUnique(m->relid, m->keys, m->attnums, m->scope, false, false);
+	/*
+	 * The source and the scope were each analysed above with no parameter
+	 * at all: a $1 of theirs was refused there, and cannot stand for a bound.
+	 */
+	MergeReadBounds(m, snap);
 	if (m->scope == NULL)
 		return srcrows;
 
@@ -543,26 +603,26 @@ MergeGuards(MergeSql *m, Snapshot snap)
 		char	   *outside = psprintf("SELECT %s FROM %s AS s WHERE NOT COALESCE(((\n%s\n)), false)",
 									   m->keylist, m->storedq, m->scope);
 
-		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap);
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) o", outside), snap, NULL);
 		if (n > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source row lies outside the scope",
 								   "%lld source rows lie outside the scope", n, (long long) n),
-					 errdetail("Key (%s), for example: %s.", m->keylist, Samples(outside, snap)),
+					 errdetail("Key (%s), for example: %s.", m->keylist, Samples(outside, snap, NULL)),
 					 errhint("Filter the source on the backfill window, or widen the scope.")));
 	}
 	{
 		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
 									 m->scols.data, m->only, m->target, m->srcq, m->on.data, m->tscope);
 
-		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap);
+		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap, &m->bounds);
 		if (n > 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg_plural("%lld source key matches a row of %s outside the scope",
 								   "%lld source keys match rows of %s outside the scope", n, (long long) n, m->target),
-					 errdetail("For example: %s.", Samples(clash, snap)),
+					 errdetail("For example: %s.", Samples(clash, snap, &m->bounds)),
 					 errhint("Outside the scope nothing is updated: widen the scope to include those rows.")));
 	}
 	return srcrows;
@@ -587,11 +647,11 @@ MergeWrite(MergeSql *m, Snapshot snap, bool delete_missing, uint64 *deleted)
 						  update ? " AND (" : "", update ? m->differs.data : "",
 						  update ? ") THEN UPDATE SET " : "", update ? m->set.data : "",
 						  m->cols.data, m->scols.data),
-				 snap, 0);
+				 snap, 0, &m->bounds);
 	*deleted = 0;
 	if (delete_missing)
 		*deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0);
+								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0, &m->bounds);
 	return merged;
 }
 
@@ -632,7 +692,7 @@ MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
 {
 	int64		doomed = RunCount(psprintf("SELECT pg_catalog.count(*) FROM %s%s t WHERE %s"
 										   " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap);
+										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap, &m->bounds);
 
 	if (m->scope == NULL)
 		ereport(ERROR,
@@ -701,10 +761,14 @@ MergeRefuseStaleSnapshot(MergeSql *m)
  * source's rows belong to, instead of every row of the table outside the
  * scope (the guards, the writes): for each column of the partition key that
  * is a column of the merge key, of a built-in type that is not collatable,
- * "AND t.c >= (the source's least c) AND t.c <= (its greatest)".  A target
- * row whose key equals a source row's has that row's c, so the condition
- * never parts a pair the key joins.  Not on Citus (the subqueries would keep
- * the join from being pushed down to the shards).
+ * "AND t.c >= $1 AND t.c <= $2", the source's least and greatest c, read
+ * once (MergeReadBounds) and planned as the values they are, so that the
+ * planner prunes, and costs the statement by the partitions kept (a
+ * subquery in their place left every partition in the plan, pruned only as
+ * it ran: planned over the whole table, and compiled by JIT as if it read
+ * it).  A target row whose key equals a source row's has that row's c, so
+ * the condition never parts a pair the key joins.  Not on Citus (Citus
+ * prunes its shards itself).
  */
 static void
 MergeBoundToSource(MergeSql *m)
@@ -730,12 +794,22 @@ MergeBoundToSource(MergeSql *m)
 		col = NameStr(TupleDescAttr(RelationGetDescr(rel), pk->partattrs[k] - 1)->attname);
 		for (int i = 0; i < m->src->natts; i++)
 			if (m->iskey[i] && strcmp(NameStr(TupleDescAttr(m->src, i)->attname), col) == 0)
-				appendStringInfo(&m->on, " AND t.%s OPERATOR(pg_catalog.>=) (SELECT x.bfs_%d FROM %s x ORDER BY 1 LIMIT 1)"
-								 " AND t.%s OPERATOR(pg_catalog.<=) (SELECT x.bfs_%d FROM %s x ORDER BY 1 DESC LIMIT 1)",
-								 quote_identifier(col), i + 1, m->srcq, quote_identifier(col), i + 1, m->srcq);
+			{
+				MergeBounds *b = &m->bounds;
+
+				appendStringInfo(&m->on, " AND t.%s OPERATOR(pg_catalog.>=) $%d AND t.%s OPERATOR(pg_catalog.<=) $%d",
+								 quote_identifier(col), b->n + 1, quote_identifier(col), b->n + 2);
+				appendStringInfo(&b->query, "%s(SELECT x.bfs_%d FROM %s x ORDER BY 1 LIMIT 1),"
+								 " (SELECT x.bfs_%d FROM %s x ORDER BY 1 DESC LIMIT 1)",
+								 b->n > 0 ? ", " : "SELECT ", i + 1, m->srcq, i + 1, m->srcq);
+				/* bfs_<i> is the source's column as the target stores it */
+				b->types[b->n++] = pk->parttypid[k];
+				b->types[b->n++] = pk->parttypid[k];
+			}
 	}
 	table_close(rel, NoLock);
 }
+
 
 /*
  * Describe the source (one SELECT, columns of the target, the key's types on
@@ -753,6 +827,7 @@ MergeBuildSql(MergeSql *m)
 	initStringInfo(&m->scols);
 	initStringInfo(&m->renamed);
 	initStringInfo(&m->stored);
+	initStringInfo(&m->bounds.query);
 	for (int i = 0; i < m->src->natts; i++)
 		MergeAddColumn(m, i);
 	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
