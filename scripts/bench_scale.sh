@@ -3,10 +3,11 @@
 #
 # One daily-partitioned table grows from 4 to 16, 64 and 256 partitions of PART_ROWS rows
 # each (BENCH_SCALE_PARTS, BENCH_SCALE_ROWS); at each size one partition (the same day) is
-# repaired four ways, each RUNS times, alternating, in one session with parallel query off:
-# a bare backfill_replace_partition, a run over that partition (backfill_plan with its
-# default options + CALL backfill_run), a probe of that replacement scoped to the day, and a
-# merge scoped to the day on the key.  The table shows the median times and each as a ratio
+# repaired four ways, each RUNS times, alternating, in one session with the server's settings
+# (parallel query and JIT as the server has them, as a user's session would): a bare
+# backfill_replace_partition, a run over that partition (backfill_plan with its default
+# options + CALL backfill_run), a probe of that replacement scoped to the day, and a merge
+# scoped to the day on the key.  The table shows the median times and each as a ratio
 # to the bare replacement at the same size, and how the last run checked the partitions
 # outside its range (backfill_progress.untouched_checks).  Then, on tables of 100 and 3,650
 # partitions of 10 rows, backfill_plan's time with its default options, a run's time per
@@ -52,7 +53,7 @@ SQL
 
 src="SELECT * FROM bench_scale_src WHERE order_date >= \$1 AND order_date < \$2"
 day=bench_scale_20200101
-printf '\nA repair of one partition of %s rows as the table grows around it, median of %d runs (parallel query off), %s\n\n' \
+printf '\nA repair of one partition of %s rows as the table grows around it, median of %d runs (the server settings, parallel query and JIT as they are), %s\n\n' \
 	"$PART_ROWS" "$RUNS" "$(psql -X -At -c 'SHOW server_version')"
 printf '| %10s | %12s | %11s | %22s | %24s | %22s | %s |\n' "partitions" "rows" "replace ms" "run over it (ms, ratio)" "probe scoped (ms, ratio)" "merge scoped (ms, ratio)" "the run's check of the other partitions"
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' "------------" "--------------" "-------------" "------------------------" "--------------------------" "------------------------" "---"
@@ -66,8 +67,6 @@ for parts in $PARTS_LIST; do
 	psql -X -q -c 'VACUUM ANALYZE bench_scale_src' -c CHECKPOINT
 	psql -X -q -v ON_ERROR_STOP=1 <<SQL | awk '/^@@/ { side = $2; next } /^Time:/ && side != "" { print side, $2; side = "" }' > "$times"
 SET client_min_messages = warning;
-SET max_parallel_workers_per_gather = 0;
-SET jit = off;
 SELECT backfill_replace_partition('$day', '$src');
 \\timing on
 $(for r in $(seq 1 "$RUNS"); do cat <<STEP
@@ -122,8 +121,6 @@ SQL
 	psql -X -q -c 'INSERT INTO bench_small_src SELECT * FROM bench_small WHERE order_date < date '"'"'2020-01-31'"'"'' -c 'VACUUM ANALYZE bench_small_src'
 	psql -X -q -v ON_ERROR_STOP=1 <<SQL | awk '/^@@/ { side = $2; next } /^Time:/ && side != "" { print side, $2; side = "" }' > "$times"
 SET client_min_messages = warning;
-SET max_parallel_workers_per_gather = 0;
-SET jit = off;
 \\timing on
 $(for r in $(seq 1 "$RUNS"); do cat <<STEP
 \\echo @@ plan
