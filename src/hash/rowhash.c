@@ -406,6 +406,44 @@ BackfillRowHasherSetSeed(BackfillRowHasher *h, uint64 seed)
 		return;
 	h->seed = seed;
 	RowHasherStart(h);
+	if (h->lookups)
+		BackfillRowHasherForLookups(h);
+}
+
+/*
+ * Make h, a hasher of one column whose values fit in a word (an integer, a
+ * date, a timestamp...), give hashes that only tell values apart, for a
+ * hash table's lookups: the value's word, XORed with a key drawn from the
+ * hasher's start (the database's key, the seed, the column's name and type)
+ * and mixed by a bijection (the 64-bit finalizer of MurmurHash3).  Two
+ * values never share such a hash, where a keyed SipHash made it only
+ * unlikely; nobody can place values in buckets without the key; and a
+ * value costs a few multiplications instead of a SipHash.  Not for any hash
+ * that is summed or kept: for a sum, only the keyed hash of rowhash.c stops
+ * crafted collisions.  Any other hasher is left as it is.
+ */
+void
+BackfillRowHasherForLookups(BackfillRowHasher *h)
+{
+	BackfillSipState s = h->start;
+
+	h->lookups = h->ncols == 1 && h->pack != NULL &&
+		(h->pack[0].kind == PACK_SMALL || h->pack[0].kind == PACK_WORD);
+	if (h->lookups)
+		h->mixkey = SipFinish(&s, 3);
+}
+
+/* A one-word value of a lookups hasher, mixed under its key: a bijection of the word. */
+static pg_attribute_always_inline uint64
+MixWord(uint64 x, uint64 key)
+{
+	x ^= key;
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
 }
 
 /*
@@ -455,7 +493,19 @@ HashValues(BackfillRowHasher *h, const Datum *values, const bool *isnull)
 uint64
 BackfillHashRow(BackfillRowHasher *h, TupleTableSlot *slot)
 {
-	if (h->pack != NULL)
+	if (h->lookups)
+	{
+		const BackfillPackStep *p = &h->pack[0];
+		const char *data = PackedTupleData(h, slot);
+
+		if (data != NULL)
+			return MixWord(LoadSmall(data + p->off, p->wide ? 8 : p->len) & p->lenmask, h->mixkey);
+		slot_getsomeattrs(slot, h->maxattidx);
+		if (!slot->tts_isnull[p->attidx])
+			return MixWord((uint64) slot->tts_values[p->attidx] & p->mask, h->mixkey);
+		/* a NULL is hashed as ever: a lookup of it is confirmed like any other */
+	}
+	else if (h->pack != NULL)
 	{
 		const char *data = PackedTupleData(h, slot);
 		uint64		hash;

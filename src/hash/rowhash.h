@@ -73,6 +73,9 @@ typedef struct BackfillRowHasher
 	int32		packtypmod;
 	int			packnatts;
 	bool		packoffsok;		/* its columns up to maxattidx have fixed offsets */
+	/* BackfillRowHasherForLookups: a one-word value mixed under this key */
+	bool		lookups;
+	uint64		mixkey;
 } BackfillRowHasher;
 
 /* The seed of a second hash family, which confirms what the first (seed 0) matched. */
@@ -93,6 +96,7 @@ BackfillHashBucket(uint64 h)
 extern BackfillRowHasher *BackfillRowHasherCreate(TupleDesc desc, int ncols,
 												  const int *attidx);
 extern void BackfillRowHasherSetSeed(BackfillRowHasher *hasher, uint64 seed);
+extern void BackfillRowHasherForLookups(BackfillRowHasher *hasher);
 extern uint64 BackfillHashRow(BackfillRowHasher *hasher, TupleTableSlot *slot);
 extern uint64 BackfillHashValues(BackfillRowHasher *hasher, const Datum *values,
 								 const bool *isnull);

@@ -30,7 +30,9 @@
  *
  * Memory is one 32-byte entry per key of a plus the rows that differ (and
  * 32 bytes for each row of b to fetch again);
- * identical rows cost two hashes and never become jsonb.  Keys and rows are
+ * identical rows cost a key hash and a row hash (a key of one word is mixed,
+ * not SipHashed: rowhash.c, BackfillRowHasherForLookups) and never become
+ * jsonb.  Keys and rows are
  * compared by their values' representation (rowhash.c), as pg_dump would
  * write them, whatever the session's settings; only the rows shown (jsonb)
  * are written in the session's settings.
@@ -752,6 +754,9 @@ BackfillDiffHere(BackfillDiffSide *a, BackfillDiffSide *b, List *keys, BackfillD
 	/* hashers read the rows as the queries return them */
 	st->a.keyhash = BackfillRowHasherCreate(st->a.q.origdesc, st->a.q.nkeys, st->a.q.keyidx);
 	st->b.keyhash = BackfillRowHasherCreate(st->b.q.origdesc, st->b.q.nkeys, st->b.q.keyidx);
+	/* the key hashes only find keys in the table: a key of one word is mixed, not SipHashed */
+	BackfillRowHasherForLookups(st->a.keyhash);
+	BackfillRowHasherForLookups(st->b.keyhash);
 	st->a.keyhash2 = BackfillRowHasherCreate(st->a.q.origdesc, st->a.q.nkeys, st->a.q.keyidx);
 	st->b.keyhash2 = BackfillRowHasherCreate(st->b.q.origdesc, st->b.q.nkeys, st->b.q.keyidx);
 	st->a.rowhash = BackfillRowHasherCreate(st->a.q.origdesc, st->a.q.desc->natts, st->a.q.rowidx);
