@@ -24,7 +24,7 @@ $$;
 CREATE FUNCTION pg_temp.mp_sum() RETURNS bigint LANGUAGE sql AS $$ SELECT sum(v) FROM mp $$;
 CREATE TEMP TABLE mp_before AS SELECT pg_temp.mp_sum() AS total;
 
-SELECT plan(6);
+SELECT plan(7);
 
 BEGIN;
 SELECT is((SELECT updated FROM backfill_merge('mp', 'TABLE mp_src', '{id,day}', $$day = '2026-03-05'$$)), 100::bigint,
@@ -39,9 +39,23 @@ SELECT is((SELECT updated FROM backfill_merge('mp', 'TABLE mp_src', '{id,day}', 
 SELECT is(pg_temp.mp_locked(), 'mp_0305', 'force_generic_plan: still that day''s partition only');
 ROLLBACK;
 
+-- delete_missing: the DELETE reads the source again, after the MERGE's writes, so it is not
+-- held to the bounds read before them. This source holds key 2 (another day) only once key 1
+-- is merged: the DELETE must keep row 2.
+CREATE TABLE mp2 (id bigint NOT NULL, day date NOT NULL, v int, PRIMARY KEY (id, day)) PARTITION BY RANGE (day);
+CREATE TABLE mp2_01 PARTITION OF mp2 FOR VALUES FROM ('2026-03-01') TO ('2026-03-02');
+CREATE TABLE mp2_02 PARTITION OF mp2 FOR VALUES FROM ('2026-03-02') TO ('2026-03-03');
+INSERT INTO mp2 VALUES (1, '2026-03-01', 0), (2, '2026-03-02', 0);
+BEGIN;
+SELECT is((SELECT row(updated, deleted)::text FROM backfill_merge('mp2',
+	$$SELECT id, day, 10 AS v FROM mp2 WHERE id = 1 OR (id = 2 AND EXISTS (SELECT 1 FROM mp2 WHERE id = 1 AND v = 10))$$,
+	'{id,day}', $$day >= '2026-03-01' AND day < '2026-03-03'$$, delete_missing => true)), '(1,0)',
+	'delete_missing: a key the source holds when the DELETE reads it is kept, outside the bounds read before the MERGE too');
+ROLLBACK;
+
 SELECT throws_ok($$SELECT * FROM backfill_merge('mp', 'TABLE mp_src', '{id,day}', 'day = $1')$$,
 	'42P02', NULL, 'a $1 in the scope is refused, not bound to the source''s bounds');
 SELECT is(pg_temp.mp_sum(), (SELECT total FROM mp_before), 'afterwards the table is as it was');
 
 SELECT * FROM finish();
-DROP TABLE mp, mp_src;
+DROP TABLE mp, mp_src, mp2;

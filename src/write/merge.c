@@ -91,6 +91,7 @@ typedef struct MergeBounds
 	Datum		values[2 * PARTITION_MAX_KEYS];
 	char		nulls[2 * PARTITION_MAX_KEYS];
 	StringInfoData query;		/* the query that reads them, on the merge's snapshot */
+	StringInfoData cond;		/* " AND t.c >= $1 AND t.c <= $2 ...", or "" */
 } MergeBounds;
 
 /*
@@ -613,8 +614,9 @@ MergeGuards(MergeSql *m, Snapshot snap)
 					 errhint("Filter the source on the backfill window, or widen the scope.")));
 	}
 	{
-		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s WHERE NOT COALESCE(%s, false)",
-									 m->scols.data, m->only, m->target, m->srcq, m->on.data, m->tscope);
+		char	   *clash = psprintf("SELECT %s FROM %s%s t JOIN %s s ON %s%s WHERE NOT COALESCE(%s, false)",
+									 m->scols.data, m->only, m->target, m->srcq, m->on.data, m->bounds.cond.data,
+									 m->tscope);
 
 		n = RunCount(psprintf("SELECT pg_catalog.count(*) FROM (%s) c", clash), snap, &m->bounds);
 		if (n > 0)
@@ -639,19 +641,24 @@ MergeWrite(MergeSql *m, Snapshot snap, bool delete_missing, uint64 *deleted)
 	bool		update = m->set.len > 0;
 	uint64		merged;
 
-	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s"
+	merged = Run(psprintf("MERGE INTO %s%s t USING %s s ON %s%s"
 						  "%s%s%s%s%s%s"
 						  " WHEN NOT MATCHED THEN INSERT (%s) VALUES (%s)",
-						  m->only, m->target, m->srcq, m->on.data,
+						  m->only, m->target, m->srcq, m->on.data, m->bounds.cond.data,
 						  update ? " WHEN MATCHED AND " : "", update ? m->tscope : "",
 						  update ? " AND (" : "", update ? m->differs.data : "",
 						  update ? ") THEN UPDATE SET " : "", update ? m->set.data : "",
 						  m->cols.data, m->scols.data),
 				 snap, 0, &m->bounds);
 	*deleted = 0;
+	/*
+	 * not held to the source's bounds: the DELETE reads the source again,
+	 * after the MERGE's writes, and the bounds prune nothing of the target
+	 * here (the scope does)
+	 */
 	if (delete_missing)
 		*deleted = Run(psprintf("DELETE FROM %s%s t WHERE %s AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0, &m->bounds);
+								m->only, m->target, m->tscope, m->srcq, m->on.data), snap, 0, NULL);
 	return merged;
 }
 
@@ -692,7 +699,7 @@ MergeDeleteGuards(MergeSql *m, Snapshot snap, int64 srcrows, bool allow_empty)
 {
 	int64		doomed = RunCount(psprintf("SELECT pg_catalog.count(*) FROM %s%s t WHERE %s"
 										   " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)",
-										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap, &m->bounds);
+										   m->only, m->target, m->tscope, m->srcq, m->on.data), snap, NULL);
 
 	if (m->scope == NULL)
 		ereport(ERROR,
@@ -759,7 +766,8 @@ MergeRefuseStaleSnapshot(MergeSql *m)
  * Hold the target's side of a join on the key to the source's range of
  * the partition key, so that partition pruning keeps only the partitions the
  * source's rows belong to, instead of every row of the table outside the
- * scope (the guards, the writes): for each column of the partition key that
+ * scope (the clash guard and the MERGE, both reading the source before any
+ * write, as the bounds were read): for each column of the partition key that
  * is a column of the merge key, of a built-in type that is not collatable,
  * "AND t.c >= $1 AND t.c <= $2", the source's least and greatest c, read
  * once (MergeReadBounds) and planned as the values they are, so that the
@@ -797,7 +805,7 @@ MergeBoundToSource(MergeSql *m)
 			{
 				MergeBounds *b = &m->bounds;
 
-				appendStringInfo(&m->on, " AND t.%s OPERATOR(pg_catalog.>=) $%d AND t.%s OPERATOR(pg_catalog.<=) $%d",
+				appendStringInfo(&b->cond, " AND t.%s OPERATOR(pg_catalog.>=) $%d AND t.%s OPERATOR(pg_catalog.<=) $%d",
 								 quote_identifier(col), b->n + 1, quote_identifier(col), b->n + 2);
 				appendStringInfo(&b->query, "%s(SELECT x.bfs_%d FROM %s x ORDER BY 1 LIMIT 1),"
 								 " (SELECT x.bfs_%d FROM %s x ORDER BY 1 DESC LIMIT 1)",
@@ -828,6 +836,7 @@ MergeBuildSql(MergeSql *m)
 	initStringInfo(&m->renamed);
 	initStringInfo(&m->stored);
 	initStringInfo(&m->bounds.query);
+	initStringInfo(&m->bounds.cond);
 	for (int i = 0; i < m->src->natts; i++)
 		MergeAddColumn(m, i);
 	m->srcq = psprintf("(SELECT %s FROM (\n%s\n) AS src)", m->renamed.data, m->source);
