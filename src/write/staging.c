@@ -401,11 +401,7 @@ ReindexNamingPartition(BackfillPart *bp, const char *qualname)
 	PG_END_TRY();
 }
 
-/*
- * Whether every staging copy made now is certain to be rolled back (the
- * probe runs its transforms so): it then gathers no planner statistics,
- * which would be thrown away with it.
- */
+/* Set while the probe runs a transform it rolls back: a staging copy then gathers no statistics. */
 static bool staging_rolled_back = false;
 
 /* Say whether staging copies made from now on are rolled back; returns what was said before. */
@@ -445,10 +441,7 @@ BackfillFinishStaging(BackfillPart *bp, Oid staging, BackfillStageTimes *times)
 	times->index_ms = BackfillMsSince(start);
 	/* the index builds' pages are paid for here, before the swap's locks */
 	BackfillThrottleFillPoint(WriteThrottle(bp));
-	/*
-	 * planner statistics now, so plans do not regress until autovacuum comes
-	 * by; none for a copy that is rolled back
-	 */
+	/* planner statistics now, so plans do not regress until autovacuum comes by */
 	INSTR_TIME_SET_CURRENT(start);
 	if (bp->distcol && !staging_rolled_back)
 		/*
